@@ -1,0 +1,48 @@
+# Werkbank. `make demo` to try it, `make test` to test it.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1:8000
+
+.PHONY: venv demo migrate seed test lint bench format clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+migrate: venv
+	$(PY) manage.py migrate --noinput
+
+seed: migrate
+	$(PY) manage.py seed_demo
+
+demo: seed
+	@echo "Serving Werkbank on http://$(HOST)/  (admin: http://$(HOST)/admin/, API docs: http://$(HOST)/api/docs/)"
+	$(PY) manage.py runserver $(HOST)
+
+test: venv
+	@source scripts/services.sh && $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py check
+	$(PY) manage.py makemigrations --check --dry-run
+	WERKBANK_ENV=production SECRET_KEY=lint-only-$$(printf 'x%.0s' {1..60})-Zq7 ALLOWED_HOSTS=werkbank.example \
+		$(PY) manage.py check --deploy --fail-level WARNING
+	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
+
+bench: venv
+	@source scripts/services.sh && $(PY) -m bench
+
+format: venv
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache

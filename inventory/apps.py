@@ -1,0 +1,7 @@
+"""Inventory: the part catalogue (suppliers, lots and components arrive with procurement)."""
+
+from django.apps import AppConfig
+
+
+class InventoryConfig(AppConfig):
+    name = "inventory"

@@ -1,0 +1,171 @@
+"""Admin of the orders app. Status is read-only; transitions are actions that call the services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from orders.choices import OrderStatus
+from orders.models import ConfigurationLine, Order, ServerConfiguration
+from orders.services import (
+    REASON_REQUIRED,
+    TRANSITION_SERVICES,
+    configuration_create,
+    configuration_update,
+    order_create,
+    order_update,
+)
+from werkbank.access import is_pm
+from werkbank.admin import PMAdmin, audit_timeline
+from werkbank.errors import DomainError
+
+CONFIGURATION_FIELDS = ("name", "description", "psu_count", "psu_rating_w", "psu_redundant")
+
+
+class ConfigurationLineInline(admin.TabularInline):
+    model = ConfigurationLine
+    extra = 1
+    fields = ["part", "quantity"]
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_pm(request.user)
+
+    has_add_permission = has_change_permission = has_delete_permission = has_view_permission
+
+
+@admin.register(ServerConfiguration)
+class ServerConfigurationAdmin(PMAdmin):
+    list_display = ["name", "psu_count", "psu_rating_w", "psu_redundant", "usable_psu_w"]
+    search_fields = ["name", "description"]
+    inlines = [ConfigurationLineInline]
+    readonly_fields = ["timeline"]
+
+    @admin.display(description="Audit timeline")
+    def timeline(self, obj: ServerConfiguration) -> str:
+        return audit_timeline(obj) if obj.pk else "—"
+
+    def save_model(self, request: HttpRequest, obj: ServerConfiguration, form: Any, change: bool) -> None:
+        # Written in save_related, where the bill of materials from the inline is known: one service call.
+        pass
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        lines = [
+            (line_form.cleaned_data["part"], line_form.cleaned_data["quantity"])
+            for formset in formsets
+            for line_form in formset.forms
+            if getattr(line_form, "cleaned_data", None)
+            and line_form.cleaned_data.get("part")
+            and not line_form.cleaned_data.get("DELETE")
+        ]
+        if change:
+            configuration_update(
+                configuration=form.instance, actor=request.user, lines=lines, **self.changed_values(form)
+            )
+        else:
+            created = configuration_create(
+                actor=request.user,
+                lines=lines,
+                **{key: form.cleaned_data[key] for key in CONFIGURATION_FIELDS},
+            )
+            form.instance.pk = created.pk
+
+
+def _transition_admin_action(name: str) -> Any:
+    """An admin action that asks for a note (or the required reason) and calls the transition service."""
+    service = TRANSITION_SERVICES[name]
+    needs_reason = name in REASON_REQUIRED
+    label = name.replace("_", " ")
+
+    def run(modeladmin: OrderAdmin, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        text = request.POST.get("transition_text", "").strip()
+        if "apply" not in request.POST or (needs_reason and not text):
+            return TemplateResponse(
+                request,
+                "admin/orders/order/transition.html",
+                {
+                    **modeladmin.admin_site.each_context(request),
+                    "title": f"{label.capitalize()} orders",
+                    "orders": queryset,
+                    "action": request.POST.get("action"),
+                    "needs_reason": needs_reason,
+                    "missing_reason": "apply" in request.POST and needs_reason and not text,
+                    "label": label,
+                    "opts": modeladmin.model._meta,
+                    "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
+        for order in queryset:
+            try:
+                kwargs = {"reason": text} if needs_reason else {"note": text}
+                service(order=order, actor=request.user, **kwargs)
+            except DomainError as exc:
+                modeladmin.message_user(request, exc.message, messages.ERROR)
+            else:
+                modeladmin.message_user(request, f"{order.reference}: {label} done.", messages.SUCCESS)
+        return None
+
+    run.__name__ = f"action_{name}"
+    return admin.action(description=f"{label.capitalize()} selected orders")(run)
+
+
+@admin.register(Order)
+class OrderAdmin(PMAdmin):
+    list_display = [
+        "reference",
+        "customer",
+        "configuration",
+        "server_count",
+        "warranty_months",
+        "status",
+        "created_at",
+    ]
+    list_filter = ["status", "warranty_months", "customer", "configuration"]
+    search_fields = ["reference", "customer__name", "configuration__name"]
+    list_select_related = ["customer", "configuration"]
+    date_hierarchy = "created_at"
+    readonly_fields = ["reference", "status", "created_by", "created_at", "updated_at", "timeline"]
+    fields = [
+        "reference",
+        "status",
+        "customer",
+        "configuration",
+        "server_count",
+        "warranty_months",
+        "notes",
+        "created_by",
+        "created_at",
+        "updated_at",
+        "timeline",
+    ]
+    actions = [_transition_admin_action(name) for name in TRANSITION_SERVICES]
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        if "customer" in form.base_fields:
+            form.base_fields["customer"].queryset = form.base_fields["customer"].queryset.filter(
+                kind="customer"
+            )
+        return form
+
+    @admin.display(description="Audit timeline")
+    def timeline(self, obj: Order) -> str:
+        return audit_timeline(obj) if obj.pk else "—"
+
+    def save_model(self, request: HttpRequest, obj: Order, form: Any, change: bool) -> None:
+        if change:
+            order_update(order=obj, actor=request.user, **self.changed_values(form))
+        else:
+            data = form.cleaned_data
+            created = order_create(
+                actor=request.user,
+                customer=data["customer"],
+                configuration=data["configuration"],
+                server_count=data["server_count"],
+                warranty_months=data["warranty_months"],
+                notes=data.get("notes", ""),
+            )
+            obj.pk, obj.reference, obj.status = created.pk, created.reference, OrderStatus(created.status)

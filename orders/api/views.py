@@ -1,0 +1,112 @@
+"""API views of the orders app: thin viewsets whose writes call the services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from orders.api.serializers import (
+    OrderSerializer,
+    ReasonSerializer,
+    ServerConfigurationSerializer,
+    TransitionSerializer,
+)
+from orders.filters import OrderFilter, ServerConfigurationFilter
+from orders.models import Order, ServerConfiguration
+from orders.services import (
+    REASON_REQUIRED,
+    TRANSITION_SERVICES,
+    configuration_create,
+    configuration_update,
+    order_create,
+    order_update,
+)
+from werkbank.api.serializers import AuditEventSerializer
+from werkbank.api.viewsets import ScopedViewSet
+from werkbank.models import AuditEvent
+
+
+def _lines(validated: dict[str, Any]) -> list[tuple[Any, int]] | None:
+    lines = validated.pop("lines", None)
+    return None if lines is None else [(line["part"], line["quantity"]) for line in lines]
+
+
+class ServerConfigurationViewSet(ScopedViewSet):
+    """Server configurations: a bill of materials and a PSU layout."""
+
+    queryset = ServerConfiguration.objects.prefetch_related("lines__part")
+    serializer_class = ServerConfigurationSerializer
+    filterset_class = ServerConfigurationFilter
+    ordering_fields = ["name", "created_at"]
+
+    def perform_create(self, serializer: Any) -> None:
+        data = dict(serializer.validated_data)
+        lines = _lines(data) or []
+        serializer.instance = configuration_create(actor=self.request.user, lines=lines, **data)
+
+    def perform_update(self, serializer: Any) -> None:
+        data = dict(serializer.validated_data)
+        lines = _lines(data)
+        serializer.instance = configuration_update(
+            configuration=serializer.instance, actor=self.request.user, lines=lines, **data
+        )
+
+
+def _transition_action(name: str) -> Any:
+    """Build the POST action for one transition; its body is a note, or a reason where one is required."""
+    input_serializer = ReasonSerializer if name in REASON_REQUIRED else TransitionSerializer
+    service = TRANSITION_SERVICES[name]
+
+    @extend_schema(request=input_serializer, responses={200: OrderSerializer}, summary=service.__doc__)
+    def transition(self: OrderViewSet, request: Request, pk: str | None = None) -> Response:
+        order = self.get_object()
+        payload = input_serializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        order = service(order=order, actor=request.user, **payload.validated_data)
+        return Response(OrderSerializer(self._reload(order), context=self.get_serializer_context()).data)
+
+    transition.__name__ = name
+    return action(detail=True, methods=["post"], url_path=name.replace("_", "-"))(transition)
+
+
+class OrderViewSet(ScopedViewSet):
+    """Customer orders. Status changes only through the POST actions, one per transition."""
+
+    queryset = Order.objects.select_related("customer", "configuration")
+    serializer_class = OrderSerializer
+    filterset_class = OrderFilter
+    ordering_fields = ["created_at", "reference", "status"]
+
+    def perform_create(self, serializer: Any) -> None:
+        serializer.instance = order_create(actor=self.request.user, **serializer.validated_data)
+
+    def perform_update(self, serializer: Any) -> None:
+        serializer.instance = order_update(
+            order=serializer.instance, actor=self.request.user, **serializer.validated_data
+        )
+
+    def _reload(self, order: Order) -> Order:
+        return self.get_queryset().get(pk=order.pk)
+
+    submit = _transition_action("submit")
+    approve = _transition_action("approve")
+    reject = _transition_action("reject")
+    procure = _transition_action("procure")
+    start_assembly = _transition_action("start_assembly")
+    start_burn_in = _transition_action("start_burn_in")
+    start_deployment = _transition_action("start_deployment")
+    hand_over = _transition_action("hand_over")
+    close = _transition_action("close")
+    cancel = _transition_action("cancel")
+
+    @extend_schema(responses={200: AuditEventSerializer(many=True)}, summary="The order's audit timeline.")
+    @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
+    def events(self, request: Request, pk: str | None = None) -> Response:
+        order = self.get_object()
+        events: QuerySet = AuditEvent.objects.for_object(order).select_related("actor")
+        return Response(AuditEventSerializer(events, many=True).data)

@@ -1,0 +1,7 @@
+"""Orders: configurations, customer orders and their lifecycle."""
+
+from django.apps import AppConfig
+
+
+class OrdersConfig(AppConfig):
+    name = "orders"

@@ -1,0 +1,444 @@
+"""Order services: configurations, orders, and one function per status transition.
+
+Every service is atomic, re-reads the row it changes under a lock, checks the transition map and its
+preconditions, and writes an audit event in the same transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.core.mail import send_mail
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+
+from inventory.choices import PartCategory
+from inventory.models import Part
+from orders.choices import EDITABLE, STATUS_LABELS_DE, TRANSITIONS, OrderStatus, WarrantyTerm
+from orders.models import ConfigurationLine, Order, OrderSequence, ServerConfiguration, StatusNotice
+from werkbank.audit import audit
+from werkbank.choices import OrganizationKind
+from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.models import AuditEvent, Organization
+
+# --- Configurations ----------------------------------------------------------------------------------
+
+
+def _check_psu_layout(*, psu_count: int, psu_rating_w: int, psu_redundant: int) -> None:
+    if psu_count < 1:
+        raise InvalidInput("psu_count", "must be at least 1.")
+    if psu_rating_w < 1:
+        raise InvalidInput("psu_rating_w", "must be a positive number of watts.")
+    if not 0 <= psu_redundant < psu_count:
+        raise InvalidInput(
+            "psu_redundant", f"must be at least 0 and fewer than the {psu_count} installed PSUs."
+        )
+
+
+def _replace_lines(
+    configuration: ServerConfiguration, lines: Iterable[tuple[Part, int]]
+) -> list[dict[str, Any]]:
+    seen: set[int] = set()
+    rows = []
+    for part, quantity in lines:
+        if part.pk in seen:
+            raise InvalidInput(
+                "lines", f"part {part.mpn} is listed twice; give it once with its total quantity."
+            )
+        if quantity < 1:
+            raise InvalidInput("lines", f"quantity of {part.mpn} must be at least 1.")
+        seen.add(part.pk)
+        rows.append(ConfigurationLine(configuration=configuration, part=part, quantity=quantity))
+    if not rows:
+        raise InvalidInput("lines", "a configuration needs at least one bill-of-materials line.")
+    configuration.lines.all().delete()
+    ConfigurationLine.objects.bulk_create(rows)
+    return [{"part": row.part.mpn, "quantity": row.quantity} for row in rows]
+
+
+@transaction.atomic
+def configuration_create(
+    *,
+    actor: Any,
+    name: str,
+    psu_count: int,
+    psu_rating_w: int,
+    psu_redundant: int,
+    lines: Iterable[tuple[Part, int]],
+    description: str = "",
+) -> ServerConfiguration:
+    """Create a configuration with its bill of materials."""
+    _check_psu_layout(psu_count=psu_count, psu_rating_w=psu_rating_w, psu_redundant=psu_redundant)
+    if ServerConfiguration.objects.filter(name=name).exists():
+        raise InvalidInput("name", f"a configuration named {name!r} already exists.")
+    configuration = ServerConfiguration.objects.create(
+        name=name,
+        description=description,
+        psu_count=psu_count,
+        psu_rating_w=psu_rating_w,
+        psu_redundant=psu_redundant,
+    )
+    bom = _replace_lines(configuration, lines)
+    audit(
+        actor=actor,
+        verb="configuration.create",
+        obj=configuration,
+        after={"psu": f"{psu_count}x{psu_rating_w}W N+{psu_redundant}", "lines": bom},
+    )
+    return configuration
+
+
+@transaction.atomic
+def configuration_update(
+    *,
+    configuration: ServerConfiguration,
+    actor: Any,
+    lines: Iterable[tuple[Part, int]] | None = None,
+    **fields: Any,
+) -> ServerConfiguration:
+    """Change a configuration. Once an order past draft uses it, it is frozen: copy it instead."""
+    locked = ServerConfiguration.objects.select_for_update().get(pk=configuration.pk)
+    committed = list(
+        locked.orders.exclude(status__in=[OrderStatus.DRAFT, OrderStatus.CANCELLED]).values_list(
+            "reference", flat=True
+        )
+    )
+    if committed:
+        raise RuleViolation(
+            f"Configuration {locked.name} is used by orders past draft ({', '.join(committed)}); "
+            "copy it into a new configuration instead of changing it.",
+            code="configuration_frozen",
+        )
+    allowed = {"name", "description", "psu_count", "psu_rating_w", "psu_redundant"}
+    unknown = set(fields) - allowed
+    if unknown:
+        raise InvalidInput(sorted(unknown)[0], "cannot be changed here.")
+    before = {key: getattr(locked, key) for key in fields}
+    for key, value in fields.items():
+        setattr(locked, key, value)
+    _check_psu_layout(
+        psu_count=locked.psu_count, psu_rating_w=locked.psu_rating_w, psu_redundant=locked.psu_redundant
+    )
+    if (
+        "name" in fields
+        and ServerConfiguration.objects.exclude(pk=locked.pk).filter(name=locked.name).exists()
+    ):
+        raise InvalidInput("name", f"a configuration named {locked.name!r} already exists.")
+    after: dict[str, Any] = dict(fields)
+    if fields:
+        locked.save(update_fields=list(fields))
+    if lines is not None:
+        before["lines"] = [{"part": line.part.mpn, "quantity": line.quantity} for line in locked.lines.all()]
+        after["lines"] = _replace_lines(locked, lines)
+    audit(actor=actor, verb="configuration.update", obj=locked, before=before, after=after)
+    return locked
+
+
+# --- Orders ------------------------------------------------------------------------------------------
+
+
+def _next_reference() -> str:
+    year = timezone.now().year
+    OrderSequence.objects.get_or_create(year=year)
+    sequence = OrderSequence.objects.select_for_update().get(year=year)
+    sequence.last_number += 1
+    sequence.save(update_fields=["last_number"])
+    return f"WB-{year}-{sequence.last_number:04d}"
+
+
+def _check_customer(customer: Organization) -> None:
+    if customer.kind != OrganizationKind.CUSTOMER:
+        raise InvalidInput("customer", f"{customer.name} is an assembly partner, not a customer.")
+
+
+def _check_terms(*, server_count: int, warranty_months: int) -> None:
+    if server_count < 1:
+        raise InvalidInput("server_count", "must be at least 1.")
+    if warranty_months not in WarrantyTerm.values:
+        raise InvalidInput("warranty_months", "must be 36 or 60.")
+
+
+@transaction.atomic
+def order_create(
+    *,
+    actor: Any,
+    customer: Organization,
+    configuration: ServerConfiguration,
+    server_count: int,
+    warranty_months: int = WarrantyTerm.THREE_YEARS,
+    notes: str = "",
+) -> Order:
+    """Open a draft order with the next reference of the year, WB-YYYY-NNNN."""
+    _check_customer(customer)
+    _check_terms(server_count=server_count, warranty_months=warranty_months)
+    order = Order.objects.create(
+        reference=_next_reference(),
+        customer=customer,
+        configuration=configuration,
+        server_count=server_count,
+        warranty_months=warranty_months,
+        notes=notes,
+        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+    )
+    audit(
+        actor=actor,
+        verb="order.create",
+        obj=order,
+        after={
+            "status": order.status,
+            "customer": customer.name,
+            "configuration": configuration.name,
+            "server_count": server_count,
+            "warranty_months": warranty_months,
+        },
+    )
+    return order
+
+
+@transaction.atomic
+def order_update(*, order: Order, actor: Any, **fields: Any) -> Order:
+    """Change an order's terms while it is a draft. The status changes only through transitions."""
+    locked = Order.objects.select_for_update().get(pk=order.pk)
+    allowed = {"customer", "configuration", "server_count", "warranty_months", "notes"}
+    unknown = set(fields) - allowed
+    if unknown:
+        raise InvalidInput(
+            sorted(unknown)[0], "cannot be changed here; status changes go through its actions."
+        )
+    terms = set(fields) - {"notes"}
+    if terms and locked.status not in EDITABLE:
+        raise RuleViolation(
+            f"Order {locked.reference} is {locked.get_status_display().lower()}; its terms "
+            f"({', '.join(sorted(terms))}) can only change while it is a draft.",
+            code="order_not_editable",
+        )
+    if "customer" in fields:
+        _check_customer(fields["customer"])
+    _check_terms(
+        server_count=fields.get("server_count", locked.server_count),
+        warranty_months=fields.get("warranty_months", locked.warranty_months),
+    )
+    before = {key: _audit_value(getattr(locked, key)) for key in fields}
+    for key, value in fields.items():
+        setattr(locked, key, value)
+    if fields:
+        locked.save(update_fields=[*fields, "updated_at"])
+    audit(
+        actor=actor,
+        verb="order.update",
+        obj=locked,
+        before=before,
+        after={key: _audit_value(value) for key, value in fields.items()},
+    )
+    return locked
+
+
+def _audit_value(value: Any) -> Any:
+    return str(value) if hasattr(value, "pk") else value
+
+
+# --- Transitions -------------------------------------------------------------------------------------
+
+
+def _sources_of(target: str) -> list[str]:
+    return [source for source, targets in TRANSITIONS.items() if target in targets]
+
+
+def _transition(
+    *,
+    order: Order,
+    actor: Any,
+    target: str,
+    verb: str,
+    note: str = "",
+    check: Callable[[Order], None] | None = None,
+) -> Order:
+    locked = Order.objects.select_for_update().select_related("configuration").get(pk=order.pk)
+    if target not in TRANSITIONS[locked.status]:
+        needed = " or ".join(OrderStatus(source).label.lower() for source in _sources_of(target))
+        raise RuleViolation(
+            f"Order {locked.reference} is {locked.get_status_display().lower()}; "
+            f"to {verb.replace('_', ' ')} it must be {needed}.",
+            missing=[f"status {' or '.join(_sources_of(target))}"],
+            code="invalid_transition",
+        )
+    if check is not None:
+        check(locked)
+    before = locked.status
+    locked.status = target
+    locked.save(update_fields=["status", "updated_at"])
+    event = audit(
+        actor=actor,
+        verb=f"order.{verb}",
+        obj=locked,
+        before={"status": before},
+        after={"status": target},
+        note=note,
+    )
+    _notify_on_commit(event)
+    return locked
+
+
+def _notify_on_commit(event: AuditEvent) -> None:
+    from orders.tasks import order_status_notify_task
+
+    transaction.on_commit(lambda: order_status_notify_task.delay(event_id=event.pk))
+
+
+def _require_reason(reason: str, *, field: str = "reason") -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput(field, "a written reason is required.")
+    return reason
+
+
+def _check_bill_of_materials(order: Order) -> None:
+    categories = set(order.configuration.lines.values_list("part__category", flat=True))
+    missing = [
+        f"a {label} line on configuration {order.configuration.name}"
+        for category, label in ((PartCategory.GPU, "GPU"), (PartCategory.CHASSIS, "chassis"))
+        if category not in categories
+    ]
+    if missing:
+        raise RuleViolation(
+            f"Order {order.reference} cannot go to ROI review: "
+            f"the bill of materials lacks {' and '.join(missing)}.",
+            missing=missing,
+            code="incomplete_configuration",
+        )
+
+
+@transaction.atomic
+def order_submit(*, order: Order, actor: Any, note: str = "") -> Order:
+    """draft → roi_review: the configuration must name its GPUs and its chassis."""
+    return _transition(
+        order=order,
+        actor=actor,
+        target=OrderStatus.ROI_REVIEW,
+        verb="submit",
+        note=note,
+        check=_check_bill_of_materials,
+    )
+
+
+@transaction.atomic
+def order_approve(*, order: Order, actor: Any, note: str = "") -> Order:
+    """roi_review → approved."""
+    return _transition(order=order, actor=actor, target=OrderStatus.APPROVED, verb="approve", note=note)
+
+
+@transaction.atomic
+def order_reject(*, order: Order, actor: Any, reason: str) -> Order:
+    """roi_review → rejected, with the reason recorded."""
+    reason = _require_reason(reason)
+    return _transition(order=order, actor=actor, target=OrderStatus.REJECTED, verb="reject", note=reason)
+
+
+@transaction.atomic
+def order_procure(*, order: Order, actor: Any, note: str = "") -> Order:
+    """approved → procurement."""
+    return _transition(order=order, actor=actor, target=OrderStatus.PROCUREMENT, verb="procure", note=note)
+
+
+@transaction.atomic
+def order_start_assembly(*, order: Order, actor: Any, note: str = "") -> Order:
+    """procurement → assembly."""
+    return _transition(
+        order=order, actor=actor, target=OrderStatus.ASSEMBLY, verb="start_assembly", note=note
+    )
+
+
+@transaction.atomic
+def order_start_burn_in(*, order: Order, actor: Any, note: str = "") -> Order:
+    """assembly → burn_in."""
+    return _transition(order=order, actor=actor, target=OrderStatus.BURN_IN, verb="start_burn_in", note=note)
+
+
+@transaction.atomic
+def order_start_deployment(*, order: Order, actor: Any, note: str = "") -> Order:
+    """burn_in → deployment."""
+    return _transition(
+        order=order, actor=actor, target=OrderStatus.DEPLOYMENT, verb="start_deployment", note=note
+    )
+
+
+@transaction.atomic
+def order_hand_over(*, order: Order, actor: Any, note: str = "") -> Order:
+    """deployment → handed_over."""
+    return _transition(order=order, actor=actor, target=OrderStatus.HANDED_OVER, verb="hand_over", note=note)
+
+
+@transaction.atomic
+def order_close(*, order: Order, actor: Any, note: str = "") -> Order:
+    """handed_over → closed."""
+    return _transition(order=order, actor=actor, target=OrderStatus.CLOSED, verb="close", note=note)
+
+
+@transaction.atomic
+def order_cancel(*, order: Order, actor: Any, reason: str) -> Order:
+    """draft, roi_review, approved or procurement → cancelled, with the reason recorded."""
+    reason = _require_reason(reason)
+    return _transition(order=order, actor=actor, target=OrderStatus.CANCELLED, verb="cancel", note=reason)
+
+
+#: The transition services by action name, for the API, the admin and the tests.
+TRANSITION_SERVICES: dict[str, Callable[..., Order]] = {
+    "submit": order_submit,
+    "approve": order_approve,
+    "reject": order_reject,
+    "procure": order_procure,
+    "start_assembly": order_start_assembly,
+    "start_burn_in": order_start_burn_in,
+    "start_deployment": order_start_deployment,
+    "hand_over": order_hand_over,
+    "close": order_close,
+    "cancel": order_cancel,
+}
+#: Transitions that need a written reason instead of an optional note.
+REASON_REQUIRED = frozenset({"reject", "cancel"})
+
+
+# --- Notifications -----------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def order_status_notice_send(*, event_id: int) -> StatusNotice | None:
+    """E-mail the customer's members about one status transition, once.
+
+    The notice row is unique per audit event and is written before the mail goes out, in the same
+    transaction: a second delivery of the same task finds it and sends nothing. If sending fails, the row
+    rolls back and the task's retry sends it.
+    """
+    event = AuditEvent.objects.select_related("actor").get(pk=event_id)
+    order = Order.objects.select_related("customer").get(pk=int(event.object_id))
+    recipients = sorted(
+        {
+            email
+            for email in order.customer.memberships.filter(user__is_active=True).values_list(
+                "user__email", flat=True
+            )
+            if email
+        }
+    )
+    notice, created = StatusNotice.objects.get_or_create(
+        event=event, defaults={"order": order, "recipients": recipients}
+    )
+    if not created:
+        return None
+    if recipients:
+        language = order.customer.language or "en"
+        labels = STATUS_LABELS_DE if language == "de" else {s.value: s.label for s in OrderStatus}
+        context = {
+            "order": order,
+            "before": labels.get(event.before.get("status", ""), ""),
+            "after": labels[event.after["status"]],
+            "note": event.note,
+            "when": event.created_at,
+        }
+        with translation.override(language):
+            subject = render_to_string(f"emails/order_status_subject.{language}.txt", context).strip()
+            body = render_to_string(f"emails/order_status.{language}.txt", context)
+        send_mail(subject, body, None, recipients)
+    return notice

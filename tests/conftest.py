@@ -1,0 +1,111 @@
+"""Shared fixtures: the tenants of the isolation tests, API clients, and the service policy.
+
+With WERKBANK_REQUIRE_SERVICES=1 (as in CI) the suite must run on PostgreSQL, and a skipped test fails
+the run: a missing service can never pass for green.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests import factories
+from werkbank.celery import app as celery_app
+
+REQUIRE_SERVICES = os.environ.get("WERKBANK_REQUIRE_SERVICES") == "1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if REQUIRE_SERVICES:
+        from django.conf import settings
+
+        engine = settings.DATABASES["default"]["ENGINE"]
+        if "postgresql" not in engine:
+            raise pytest.UsageError(
+                f"WERKBANK_REQUIRE_SERVICES=1 needs PostgreSQL; DATABASE_URL gives {engine}"
+            )
+        if not settings.REDIS_URL:
+            raise pytest.UsageError("WERKBANK_REQUIRE_SERVICES=1 needs REDIS_URL")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not REQUIRE_SERVICES:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = len(reporter.stats.get("skipped", [])) if reporter else 0
+    if skipped:
+        reporter.write_line(
+            f"WERKBANK_REQUIRE_SERVICES=1: {skipped} test(s) skipped; failing the run.", red=True
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def _eager_celery(request: pytest.FixtureRequest):
+    """Run tasks in-process, except in system tests, which publish to Redis for a real worker."""
+    if request.node.get_closest_marker("system"):
+        yield
+        return
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+@pytest.fixture(autouse=True)
+def _test_settings(settings: Any) -> None:
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    # Password hashing is deliberately slow; the tests create many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@dataclass
+class Tenants:
+    """Customer A and B, partner P and Q, a PM and a user with no membership."""
+
+    pm: Any
+    customer_a: Any
+    customer_b: Any
+    partner_p: Any
+    partner_q: Any
+    user_a: Any
+    user_b: Any
+    user_p: Any
+    user_q: Any
+    outsider: Any
+
+
+@pytest.fixture
+def tenants(db: None) -> Tenants:
+    customer_a = factories.OrganizationFactory(name="Alpha Rentals GmbH")
+    customer_b = factories.OrganizationFactory(name="Beta Research AG")
+    partner_p = factories.PartnerFactory(name="Praha Werkstatt s.r.o.")
+    partner_q = factories.PartnerFactory(name="Quelle Assembly GmbH")
+    return Tenants(
+        pm=factories.make_pm(username="pm"),
+        customer_a=customer_a,
+        customer_b=customer_b,
+        partner_p=partner_p,
+        partner_q=partner_q,
+        user_a=factories.make_member(customer_a, username="alice"),
+        user_b=factories.make_member(customer_b, username="bob"),
+        user_p=factories.make_member(partner_p, username="petr"),
+        user_q=factories.make_member(partner_q, username="quinn"),
+        outsider=factories.UserFactory(username="outsider"),
+    )
+
+
+def api_client(user: Any | None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def pm_client(tenants: Tenants) -> APIClient:
+    return api_client(tenants.pm)

@@ -1,0 +1,110 @@
+"""factory_boy factories: small explicit data, no fixed primary keys."""
+
+from __future__ import annotations
+
+import factory
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from inventory.choices import PartCategory
+from inventory.models import Part
+from orders.choices import OrderStatus
+from orders.models import ConfigurationLine, Order, ServerConfiguration
+from werkbank.choices import OrganizationKind
+from werkbank.models import Membership, Organization
+
+PASSWORD = "correct-horse-battery-staple"
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda user: f"{user.username}@example.com")
+    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+
+    @factory.post_generation
+    def save_password(self, create: bool, extracted: object, **kwargs: object) -> None:
+        if create:
+            self.save()
+
+
+def make_pm(**kwargs: object):
+    user = UserFactory(is_staff=True, **kwargs)
+    group, _ = Group.objects.get_or_create(name=settings.WERKBANK_PM_GROUP)
+    user.groups.add(group)
+    return user
+
+
+class OrganizationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Organization
+
+    name = factory.Sequence(lambda n: f"Customer {n} GmbH")
+    kind = OrganizationKind.CUSTOMER
+    contact_email = factory.LazyAttribute(lambda org: f"ops@{org.name.split()[0].lower()}.example")
+
+
+class PartnerFactory(OrganizationFactory):
+    name = factory.Sequence(lambda n: f"Partner {n} s.r.o.")
+    kind = OrganizationKind.PARTNER
+
+
+def make_member(organization: Organization, **kwargs: object):
+    user = UserFactory(**kwargs)
+    Membership.objects.create(user=user, organization=organization)
+    return user
+
+
+class PartFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Part
+
+    category = PartCategory.GPU
+    manufacturer = "NVIDIA"
+    mpn = factory.Sequence(lambda n: f"MPN-{n:05d}")
+    name = factory.Sequence(lambda n: f"Part {n}")
+    vram_gb = factory.LazyAttribute(lambda part: 32 if part.category == PartCategory.GPU else None)
+    tdp_w = 575
+
+
+class ChassisFactory(PartFactory):
+    category = PartCategory.CHASSIS
+    manufacturer = "Werkbank"
+    u_height = 6
+    tdp_w = None
+
+
+class ConfigurationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ServerConfiguration
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"Config {n}")
+    psu_count = 5
+    psu_rating_w = 1600
+    psu_redundant = 1
+
+    @factory.post_generation
+    def lines(self, create: bool, extracted: list | None, **kwargs: object) -> None:
+        if not create:
+            return
+        if extracted is None:
+            extracted = [(PartFactory(), 8), (ChassisFactory(), 1)]
+        for part, quantity in extracted:
+            ConfigurationLine.objects.create(configuration=self, part=part, quantity=quantity)
+
+
+class OrderFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Order
+
+    reference = factory.Sequence(lambda n: f"WB-2026-{9000 + n:04d}")
+    customer = factory.SubFactory(OrganizationFactory)
+    configuration = factory.SubFactory(ConfigurationFactory)
+    server_count = 2
+    warranty_months = 36
+    status = OrderStatus.DRAFT

@@ -1,0 +1,179 @@
+"""Tenant isolation over every API route.
+
+Customer B, partner Q and a user with no membership try customer A's objects: detail routes and actions
+answer 404, lists leave A's rows out, filters refuse A's ids. The meta-test fails when the router has a route
+that no case covers, so a new endpoint cannot ship without its isolation case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from orders.choices import OrderStatus
+from orders.services import TRANSITION_SERVICES
+from tests import factories
+from tests.conftest import Tenants, api_client
+from werkbank.models import AuditEvent
+
+pytestmark = pytest.mark.django_db
+
+
+@dataclass
+class World:
+    t: Tenants
+    order_a: Any
+    order_b: Any
+    part: Any
+
+    @property
+    def intruders(self) -> list[Any]:
+        return [self.t.user_b, self.t.user_p, self.t.user_q, self.t.outsider]
+
+
+@pytest.fixture
+def world(tenants: Tenants) -> World:
+    order_a = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
+    order_b = factories.OrderFactory(customer=tenants.customer_b)
+    return World(t=tenants, order_a=order_a, order_b=order_b, part=order_a.configuration.lines.first().part)
+
+
+def _ids(response: Any) -> set[int]:
+    assert response.status_code == 200, response.content
+    return {row["id"] for row in response.json()["results"]}
+
+
+def _assert_404(users: list[Any], method: str, url: str, body: dict | None = None) -> None:
+    for user in users:
+        response = getattr(api_client(user), method)(url, body or {}, format="json")
+        assert response.status_code == 404, (user.username, method, url, response.status_code)
+
+
+# --- cases, one per route name -------------------------------------------------------------------------
+
+
+def organization_list(w: World) -> None:
+    assert _ids(api_client(w.t.user_b).get("/api/v1/organizations/")) == {w.t.customer_b.pk}
+    assert _ids(api_client(w.t.user_q).get("/api/v1/organizations/")) == {w.t.partner_q.pk}
+    assert _ids(api_client(w.t.outsider).get("/api/v1/organizations/")) == set()
+
+
+def organization_detail(w: World) -> None:
+    url = f"/api/v1/organizations/{w.t.customer_a.pk}/"
+    _assert_404(w.intruders, "get", url)
+    _assert_404(w.intruders, "patch", url, {"name": "Taken over"})
+
+
+def part_list(w: World) -> None:
+    # The catalogue is shared by members, but a user with no membership sees nothing.
+    assert w.part.pk in _ids(api_client(w.t.user_b).get("/api/v1/inventory/parts/"))
+    assert _ids(api_client(w.t.outsider).get("/api/v1/inventory/parts/")) == set()
+
+
+def part_detail(w: World) -> None:
+    _assert_404([w.t.outsider], "get", f"/api/v1/inventory/parts/{w.part.pk}/")
+    response = api_client(w.t.user_b).patch(
+        f"/api/v1/inventory/parts/{w.part.pk}/", {"name": "x"}, format="json"
+    )
+    assert response.status_code == 403
+
+
+def configuration_list(w: World) -> None:
+    for user in w.intruders:
+        assert w.order_a.configuration_id not in _ids(api_client(user).get("/api/v1/configurations/"))
+    assert _ids(api_client(w.t.user_b).get("/api/v1/configurations/")) == {w.order_b.configuration_id}
+
+
+def configuration_detail(w: World) -> None:
+    url = f"/api/v1/configurations/{w.order_a.configuration_id}/"
+    _assert_404(w.intruders, "get", url)
+    _assert_404(w.intruders, "patch", url, {"name": "x"})
+
+
+def order_list(w: World) -> None:
+    assert _ids(api_client(w.t.user_b).get("/api/v1/orders/")) == {w.order_b.pk}
+    for user in (w.t.user_p, w.t.user_q, w.t.outsider):
+        assert _ids(api_client(user).get("/api/v1/orders/")) == set()
+    # Filter choices are scoped too: naming A as the customer is an invalid choice, not a leak.
+    response = api_client(w.t.user_b).get(f"/api/v1/orders/?customer={w.t.customer_a.pk}")
+    assert response.status_code == 400
+    assert "customer" in response.json()
+
+
+def order_detail(w: World) -> None:
+    url = f"/api/v1/orders/{w.order_a.pk}/"
+    _assert_404(w.intruders, "get", url)
+    _assert_404(w.intruders, "patch", url, {"notes": "x"})
+
+
+def order_events(w: World) -> None:
+    _assert_404(w.intruders, "get", f"/api/v1/orders/{w.order_a.pk}/events/")
+
+
+def _order_action(action: str) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        _assert_404(
+            w.intruders, "post", f"/api/v1/orders/{w.order_a.pk}/{action}/", {"reason": "x", "note": "x"}
+        )
+        w.order_a.refresh_from_db()
+        assert w.order_a.status == OrderStatus.ROI_REVIEW
+        assert not AuditEvent.objects.for_object(w.order_a).exists()
+
+    return case
+
+
+def foreign_key_writes(w: World) -> None:
+    """A PM-only write path, but the serializer still refuses rows the writer cannot see."""
+    response = api_client(w.t.user_b).post(
+        "/api/v1/orders/",
+        {"customer": w.t.customer_a.pk, "configuration": w.order_a.configuration_id, "server_count": 1},
+        format="json",
+    )
+    assert response.status_code == 403
+
+
+CASES: dict[str, Callable[[World], None]] = {
+    "organization-list": organization_list,
+    "organization-detail": organization_detail,
+    "part-list": part_list,
+    "part-detail": part_detail,
+    "configuration-list": configuration_list,
+    "configuration-detail": configuration_detail,
+    "order-list": order_list,
+    "order-detail": order_detail,
+    "order-events": order_events,
+    **{
+        f"order-{name.replace('_', '-')}": _order_action(name.replace("_", "-"))
+        for name in TRANSITION_SERVICES
+    },
+}
+
+
+def router_route_names() -> set[str]:
+    from werkbank.api.urls import router
+
+    return {pattern.name for pattern in router.urls if pattern.name != "api-root"}
+
+
+def test_every_api_route_has_an_isolation_case():
+    missing = router_route_names() - set(CASES)
+    assert not missing, f"API routes without a tenant-isolation case: {sorted(missing)}"
+    stale = set(CASES) - router_route_names()
+    assert not stale, f"Isolation cases for routes that no longer exist: {sorted(stale)}"
+
+
+@pytest.mark.parametrize("route", sorted(CASES))
+def test_isolation(world, route):
+    CASES[route](world)
+
+
+def test_foreign_key_writes_are_refused(world):
+    foreign_key_writes(world)
+
+
+def test_anonymous_gets_nothing(world, client):
+    for url in ("/api/v1/orders/", f"/api/v1/orders/{world.order_a.pk}/", "/api/v1/organizations/"):
+        assert client.get(url).status_code in {401, 403}

@@ -1,0 +1,182 @@
+"""Admin for project managers. Only PMs may use it; every write goes through a service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.html import format_html, format_html_join
+
+from werkbank.access import is_pm
+from werkbank.errors import DomainError
+from werkbank.models import AuditEvent, Membership, Organization
+from werkbank.services import membership_add, membership_remove, organization_create, organization_update
+
+
+class PMAdmin(admin.ModelAdmin):
+    """Base admin: visible to PMs only, no deletes (history stays), service errors shown as messages."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return is_pm(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return is_pm(request.user)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return is_pm(request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return is_pm(request.user)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return super().changeform_view(request, *args, **kwargs)
+        except DomainError as exc:
+            # The admin's own transaction has rolled back: nothing was written.
+            self.message_user(request, exc.message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    @staticmethod
+    def changed_values(form: Any) -> dict[str, Any]:
+        return {name: form.cleaned_data[name] for name in form.changed_data if name in form.cleaned_data}
+
+
+def audit_timeline(obj: Model) -> str:
+    """The object's audit events as an HTML table, oldest first."""
+    events = AuditEvent.objects.for_object(obj).select_related("actor")
+    if not events:
+        return "—"
+    rows = format_html_join(
+        "",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        (
+            (
+                f"{event.created_at:%Y-%m-%d %H:%M:%S %Z}",
+                event.actor.get_username() if event.actor_id else "system",
+                event.verb,
+                ", ".join(
+                    f"{key}: {event.before.get(key, '—')} → {value}" for key, value in event.after.items()
+                ),
+                event.note,
+            )
+            for event in events
+        ),
+    )
+    return format_html(
+        '<table class="audit-timeline"><thead><tr><th>When</th><th>Who</th><th>What</th><th>Change</th>'
+        "<th>Note</th></tr></thead><tbody>{}</tbody></table>",
+        rows,
+    )
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+    fields = ["user", "role"]
+
+    def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return is_pm(request.user)
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return is_pm(request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return is_pm(request.user)
+
+
+@admin.register(Organization)
+class OrganizationAdmin(PMAdmin):
+    list_display = ["name", "kind", "contact_email", "language", "created_at"]
+    list_filter = ["kind", "language"]
+    search_fields = ["name", "contact_email"]
+    readonly_fields = ["timeline"]
+    inlines = [MembershipInline]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
+        return ["kind", "timeline"] if obj else ["timeline"]
+
+    @admin.display(description="Audit timeline")
+    def timeline(self, obj: Organization) -> str:
+        return audit_timeline(obj) if obj.pk else "—"
+
+    def save_model(self, request: HttpRequest, obj: Organization, form: Any, change: bool) -> None:
+        if change:
+            organization_update(organization=obj, actor=request.user, **self.changed_values(form))
+        else:
+            created = organization_create(
+                actor=request.user,
+                **{key: form.cleaned_data[key] for key in ("name", "kind", "contact_email", "language")},
+            )
+            obj.pk = created.pk
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        for inline_form in formset.forms:
+            data = getattr(inline_form, "cleaned_data", None)
+            if not data or data.get("DELETE") or data.get("id"):
+                continue
+            membership_add(
+                actor=request.user, organization=form.instance, user=data["user"], role=data["role"]
+            )
+        for membership in formset.deleted_objects:
+            membership_remove(actor=request.user, membership=membership)
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(PMAdmin):
+    list_display = ["created_at", "actor", "verb", "object_repr", "note"]
+    list_filter = ["verb", "content_type"]
+    search_fields = ["object_repr", "verb", "note"]
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).select_related("actor", "content_type")
+
+
+User = get_user_model()
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class WerkbankUserAdmin(UserAdmin):
+    """PMs add members and other PMs; only a superuser grants superuser status or raw permissions."""
+
+    inlines = []
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return is_pm(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return is_pm(request.user)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return is_pm(request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        if obj is not None and obj.is_superuser and not request.user.is_superuser:
+            return False
+        return is_pm(request.user)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
+        readonly = list(super().get_readonly_fields(request, obj))
+        if not request.user.is_superuser:
+            readonly += ["is_superuser", "user_permissions"]
+        return readonly

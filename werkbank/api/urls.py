@@ -1,0 +1,25 @@
+"""The API: one router that holds every app's routes, plus authentication and the schema."""
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from knox import views as knox_views
+from rest_framework.routers import DefaultRouter
+
+from inventory.api.urls import router as inventory_router
+from orders.api.urls import router as orders_router
+from werkbank.api.auth import LoginView
+from werkbank.api.views import OrganizationViewSet
+
+router = DefaultRouter()
+router.register("organizations", OrganizationViewSet, basename="organization")
+for app_router in (inventory_router, orders_router):
+    router.registry.extend(app_router.registry)
+
+urlpatterns = [
+    path("v1/auth/login/", LoginView.as_view(), name="knox_login"),
+    path("v1/auth/logout/", knox_views.LogoutView.as_view(), name="knox_logout"),
+    path("v1/auth/logoutall/", knox_views.LogoutAllView.as_view(), name="knox_logoutall"),
+    path("v1/", include(router.urls)),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+]

@@ -1,0 +1,35 @@
+"""The audit helper services call inside their transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.contenttypes.models import ContentType
+from django.db import models, transaction
+
+from werkbank.models import AuditEvent
+
+
+def audit(
+    *,
+    actor: Any,
+    verb: str,
+    obj: models.Model,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    note: str = "",
+) -> AuditEvent:
+    """Write one audit row. It must run inside the service's transaction, so the row and the change
+    commit or roll back together."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("audit() must be called inside the service's transaction.atomic() block")
+    return AuditEvent.objects.create(
+        actor=actor if getattr(actor, "is_authenticated", False) else None,
+        verb=verb,
+        content_type=ContentType.objects.get_for_model(obj),
+        object_id=str(obj.pk),
+        object_repr=str(obj)[:200],
+        before=before or {},
+        after=after or {},
+        note=note,
+    )

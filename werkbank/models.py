@@ -1,0 +1,100 @@
+"""Core models: tenancy (organizations and memberships) and the audit trail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+from django.db.models import Q
+
+from werkbank.access import VisibleToQuerySet, member_organizations
+from werkbank.choices import MembershipRole, OrganizationKind
+
+
+class OrganizationQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any) -> OrganizationQuerySet:
+        return self.filter(pk__in=member_organizations(user))
+
+    def customers(self) -> OrganizationQuerySet:
+        return self.filter(kind=OrganizationKind.CUSTOMER)
+
+    def partners(self) -> OrganizationQuerySet:
+        return self.filter(kind=OrganizationKind.PARTNER)
+
+
+class Organization(models.Model):
+    """A tenant: a customer who orders servers, or an assembly partner who builds them."""
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=16, choices=OrganizationKind.choices)
+    contact_email = models.EmailField(blank=True)
+    language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = OrganizationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=OrganizationKind.values),
+                name="%(app_label)s_%(class)s_kind_valid",
+                violation_error_message="Organization kind must be customer or partner.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    """A user belongs to an organization and sees what that organization owns."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=MembershipRole.choices, default=MembershipRole.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "organization"],
+                name="%(app_label)s_%(class)s_unique_user_organization",
+                violation_error_message="This user is already a member of this organization.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.organization}"
+
+
+class AuditEventQuerySet(models.QuerySet):
+    def for_object(self, obj: models.Model) -> AuditEventQuerySet:
+        return self.filter(content_type=ContentType.objects.get_for_model(obj), object_id=str(obj.pk))
+
+
+class AuditEvent(models.Model):
+    """One state change, written by the service that made it, in the same transaction."""
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    verb = models.CharField(max_length=64)
+    content_type = models.ForeignKey(ContentType, on_delete=models.PROTECT, related_name="+")
+    object_id = models.CharField(max_length=64)
+    object_repr = models.CharField(max_length=200)
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+    note = models.TextField(blank=True)
+
+    objects = AuditEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["content_type", "object_id", "created_at"], name="audit_object_time")]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.verb} {self.object_repr}"

@@ -1,0 +1,78 @@
+"""Core services: organizations and memberships."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from werkbank.audit import audit
+from werkbank.choices import MembershipRole, OrganizationKind
+from werkbank.errors import InvalidInput
+from werkbank.models import Membership, Organization
+
+ORGANIZATION_FIELDS = ("name", "kind", "contact_email", "language")
+
+
+@transaction.atomic
+def organization_create(
+    *, actor: Any, name: str, kind: str, contact_email: str = "", language: str = "en"
+) -> Organization:
+    """Register a customer or an assembly partner."""
+    if kind not in OrganizationKind.values:
+        raise InvalidInput("kind", "must be customer or partner.")
+    if Organization.objects.filter(name=name).exists():
+        raise InvalidInput("name", f"an organization named {name!r} already exists.")
+    organization = Organization.objects.create(
+        name=name, kind=kind, contact_email=contact_email, language=language
+    )
+    audit(actor=actor, verb="organization.create", obj=organization, after={"kind": kind})
+    return organization
+
+
+@transaction.atomic
+def organization_update(*, organization: Organization, actor: Any, **values: Any) -> Organization:
+    """Change an organization's name or contact details. Its kind never changes: orders hang off it."""
+    locked = Organization.objects.select_for_update().get(pk=organization.pk)
+    if "kind" in values and values["kind"] != locked.kind:
+        raise InvalidInput("kind", "cannot change once the organization exists.")
+    values.pop("kind", None)
+    unknown = set(values) - set(ORGANIZATION_FIELDS)
+    if unknown:
+        raise InvalidInput(sorted(unknown)[0], "is not an organization field.")
+    if "name" in values and Organization.objects.exclude(pk=locked.pk).filter(name=values["name"]).exists():
+        raise InvalidInput("name", f"an organization named {values['name']!r} already exists.")
+    before = {key: getattr(locked, key) for key in values}
+    for key, value in values.items():
+        setattr(locked, key, value)
+    if values:
+        locked.save(update_fields=list(values))
+    audit(actor=actor, verb="organization.update", obj=locked, before=before, after=values)
+    return locked
+
+
+@transaction.atomic
+def membership_add(
+    *, actor: Any, organization: Organization, user: Any, role: str = MembershipRole.MEMBER
+) -> Membership:
+    """Make a user a member of an organization (idempotent)."""
+    membership, created = Membership.objects.get_or_create(
+        user=user, organization=organization, defaults={"role": role}
+    )
+    if created:
+        audit(
+            actor=actor,
+            verb="membership.add",
+            obj=organization,
+            after={"user": user.get_username(), "role": role},
+        )
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, actor: Any, membership: Membership) -> None:
+    """End a user's membership: from now on they see nothing of the organization."""
+    organization = membership.organization
+    username = membership.user.get_username()
+    membership.delete()
+    audit(actor=actor, verb="membership.remove", obj=organization, before={"user": username})

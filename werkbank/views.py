@@ -1,0 +1,60 @@
+"""Core views: the health endpoint, and the mixin HTML views use to apply `visible_to`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.db import connection
+from django.db.models import QuerySet
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+
+class VisibleToViewMixin(LoginRequiredMixin):
+    """For ListView/DetailView: the queryset is the model's rows visible to the user.
+
+    An object outside the user's view is then a 404 from `get_object()`.
+    """
+
+    model: Any
+
+    def get_queryset(self) -> QuerySet:
+        return self.model.objects.visible_to(self.request.user)  # type: ignore[attr-defined]
+
+
+def _check_database() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return "ok"
+
+
+def _check_redis() -> str:
+    if not settings.REDIS_URL:
+        return "not configured"
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        client.ping()
+    finally:
+        client.close()
+    return "ok"
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """200 when the database (and Redis, when configured) answer; 503 naming what failed otherwise."""
+    checks: dict[str, str] = {}
+    healthy = True
+    for name, check in (("database", _check_database), ("redis", _check_redis)):
+        try:
+            checks[name] = check()
+        except Exception as exc:  # a health check reports any failure instead of raising it
+            checks[name] = f"error: {exc.__class__.__name__}: {exc}"
+            healthy = False
+    return JsonResponse({"status": "ok" if healthy else "error", **checks}, status=200 if healthy else 503)
