@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
 from knox.views import LoginView as KnoxLoginView
+from knox.views import LogoutAllView as KnoxLogoutAllView
+from knox.views import LogoutView as KnoxLogoutView
 from rest_framework import serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.permissions import AllowAny
@@ -42,3 +44,15 @@ class LoginView(KnoxLoginView):
         serializer.is_valid(raise_exception=True)
         request.user = serializer.validated_data["user"]
         return super().post(request, format=format)
+
+
+@extend_schema_view(post=extend_schema(request=None, responses={204: None}, summary="Revoke this token."))
+class LogoutView(KnoxLogoutView):
+    """Revoke the token the request was made with."""
+
+
+@extend_schema_view(
+    post=extend_schema(request=None, responses={204: None}, summary="Revoke all your tokens.")
+)
+class LogoutAllView(KnoxLogoutAllView):
+    """Revoke every token of the requesting user."""

@@ -2,12 +2,11 @@
 
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from knox import views as knox_views
 from rest_framework.routers import DefaultRouter
 
 from inventory.api.urls import router as inventory_router
 from orders.api.urls import router as orders_router
-from werkbank.api.auth import LoginView
+from werkbank.api.auth import LoginView, LogoutAllView, LogoutView
 from werkbank.api.views import OrganizationViewSet
 
 router = DefaultRouter()
@@ -17,8 +16,8 @@ for app_router in (inventory_router, orders_router):
 
 urlpatterns = [
     path("v1/auth/login/", LoginView.as_view(), name="knox_login"),
-    path("v1/auth/logout/", knox_views.LogoutView.as_view(), name="knox_logout"),
-    path("v1/auth/logoutall/", knox_views.LogoutAllView.as_view(), name="knox_logoutall"),
+    path("v1/auth/logout/", LogoutView.as_view(), name="knox_logout"),
+    path("v1/auth/logoutall/", LogoutAllView.as_view(), name="knox_logoutall"),
     path("v1/", include(router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -1,0 +1,37 @@
+"""Run every benchmark against a throwaway test database (PostgreSQL when DATABASE_URL names it)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import django
+
+
+def main() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "werkbank.settings")
+    django.setup()
+    from django.db import connection
+    from django.test.utils import setup_test_environment
+
+    from bench import bench_orders
+
+    from django.core import signals
+    from django.db import close_old_connections
+
+    setup_test_environment()
+    # As Django's TestCase does: keep one connection across requests, so queries can be counted.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    try:
+        print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
+        bench_orders.run()
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""Demo data of the inventory: the parts of the seeds' three configurations.
+
+Where a seed is silent, the part's name says "assumed".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inventory.choices import PartCategory
+from inventory.models import Part
+from inventory.services import part_create
+from werkbank.demo_context import DemoContext
+
+PARTS: dict[str, dict[str, Any]] = {
+    "rtx5090": dict(
+        category=PartCategory.GPU,
+        manufacturer="NVIDIA",
+        mpn="RTX5090-32G-SRV",
+        name="GeForce RTX 5090 32 GB GDDR7 (passive server variant)",
+        vram_gb=32,
+        tdp_w=575,
+        pcie_gen=5,
+        pcie_lanes=16,
+    ),
+    "pro6000": dict(
+        category=PartCategory.GPU,
+        manufacturer="NVIDIA",
+        mpn="RTXPRO6000-BW-96G",
+        name="RTX PRO 6000 Blackwell 96 GB GDDR7",
+        vram_gb=96,
+        tdp_w=600,
+        pcie_gen=5,
+        pcie_lanes=16,
+    ),
+    "pro6000maxq": dict(
+        category=PartCategory.GPU,
+        manufacturer="NVIDIA",
+        mpn="RTXPRO6000-BW-MAXQ-96G",
+        name="RTX PRO 6000 Blackwell Max-Q 96 GB GDDR7",
+        vram_gb=96,
+        tdp_w=300,
+        pcie_gen=5,
+        pcie_lanes=16,
+    ),
+    "turin2d24g": dict(
+        category=PartCategory.MOTHERBOARD,
+        manufacturer="Supermicro",
+        mpn="TURIN2D24G-2L+",
+        name="TURIN2D24G-2L+ dual SP5 mainboard",
+        pcie_gen=5,
+    ),
+    "epyc9754": dict(
+        category=PartCategory.CPU,
+        manufacturer="AMD",
+        mpn="100-000001234",
+        name="EPYC 9754 128C/256T",
+        tdp_w=360,
+        specs={"cores": 128, "threads": 256},
+    ),
+    "epyc9554": dict(
+        category=PartCategory.CPU,
+        manufacturer="AMD",
+        mpn="100-000000790",
+        name="EPYC 9554 64C/128T (assumed: seed 001 names the EPYC 9004 series only)",
+        tdp_w=360,
+        specs={"cores": 64, "threads": 128},
+    ),
+    "epyc7643": dict(
+        category=PartCategory.CPU,
+        manufacturer="AMD",
+        mpn="100-000000326",
+        name="EPYC 7643 48C/96T",
+        tdp_w=225,
+        specs={"cores": 48, "threads": 96},
+    ),
+    "ddr5-64": dict(
+        category=PartCategory.MEMORY,
+        manufacturer="Samsung",
+        mpn="M321R8GA0BB0-CQK",
+        name="64 GB DDR5-4800 ECC RDIMM",
+        tdp_w=10,
+        specs={"capacity_gb": 64},
+    ),
+    "ddr5-32": dict(
+        category=PartCategory.MEMORY,
+        manufacturer="Samsung",
+        mpn="M321R4GA3BB6-CQK",
+        name="32 GB DDR5-4800 ECC RDIMM (assumed: 24 slots × 32 GB = 768 GB ≥ VRAM)",
+        tdp_w=8,
+        specs={"capacity_gb": 32},
+    ),
+    "ddr4-32": dict(
+        category=PartCategory.MEMORY,
+        manufacturer="Samsung",
+        mpn="M393A4K40DB3-CWE",
+        name="32 GB DDR4-3200 ECC RDIMM",
+        tdp_w=6,
+        specs={"capacity_gb": 32},
+    ),
+    "990pro-4t": dict(
+        category=PartCategory.STORAGE,
+        manufacturer="Samsung",
+        mpn="MZ-V9P4T0BW",
+        name="990 PRO 4 TB NVMe",
+        tdp_w=9,
+        specs={"capacity_gb": 4000},
+    ),
+    "990pro-2t": dict(
+        category=PartCategory.STORAGE,
+        manufacturer="Samsung",
+        mpn="MZ-V9P2T0BW",
+        name="990 PRO 2 TB NVMe",
+        tdp_w=9,
+        specs={"capacity_gb": 2000},
+    ),
+    "crps1600": dict(
+        category=PartCategory.PSU,
+        manufacturer="Gospower",
+        mpn="G1136-1600WNA",
+        name="CRPS 1600 W 80 PLUS Platinum",
+        specs={"rating_w": 1600},
+    ),
+    "chassis-6u": dict(
+        category=PartCategory.CHASSIS,
+        manufacturer="Aura Digital",
+        mpn="AD-6U-8GPU",
+        name="Custom 6U rack chassis, 8 GPUs, front-to-back pressure path",
+        u_height=6,
+    ),
+    "chassis-4u": dict(
+        category=PartCategory.CHASSIS,
+        manufacturer="Aura Digital",
+        mpn="4U-E10G-GENOAX2",
+        name="4U-E10G-GENOAX2, dual EPYC 9004, up to 8 GPUs, 24 DIMM slots",
+        u_height=4,
+    ),
+    "chassis-7u": dict(
+        category=PartCategory.CHASSIS,
+        manufacturer="Kentino",
+        mpn="KT-7U-2x4GPU",
+        name="Custom 7U chassis, two independently cooled blocks of four GPU bays",
+        u_height=7,
+    ),
+}
+
+
+def seed(context: DemoContext) -> None:
+    for key, values in PARTS.items():
+        part = Part.objects.filter(manufacturer=values["manufacturer"], mpn=values["mpn"]).first()
+        if part is None:
+            part = part_create(actor=context.pm, **values)
+            context.created += 1
+        context.parts[key] = part

@@ -1,0 +1,118 @@
+"""The admin as a PM uses it: lists, the order page with its timeline, transitions as actions."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+
+from orders.choices import OrderStatus
+from tests import factories
+from werkbank.models import AuditEvent
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pm_browser(client, tenants):
+    assert client.login(username="pm", password=factories.PASSWORD)
+    return client
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/",
+        "/admin/orders/order/",
+        "/admin/orders/order/add/",
+        "/admin/orders/serverconfiguration/",
+        "/admin/inventory/part/",
+        "/admin/werkbank/organization/",
+        "/admin/werkbank/auditevent/",
+        "/admin/orders/order/?status__exact=draft&q=WB",
+    ],
+)
+def test_pm_pages_open(pm_browser, url):
+    factories.OrderFactory()
+    assert pm_browser.get(url).status_code == 200
+
+
+def test_order_page_shows_status_read_only_and_the_timeline(pm_browser, tenants):
+    order = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
+    pm_browser.post(
+        "/admin/orders/order/",
+        {
+            "action": "action_approve",
+            ACTION_CHECKBOX_NAME: [order.pk],
+            "apply": "1",
+            "transition_text": "ROI ok",
+        },
+    )
+    page = pm_browser.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'name="status"' not in page
+    assert "order.approve" in page and "ROI ok" in page
+
+
+def test_admin_create_goes_through_the_service(pm_browser, tenants):
+    configuration = factories.ConfigurationFactory()
+    response = pm_browser.post(
+        "/admin/orders/order/add/",
+        {"customer": tenants.customer_a.pk, "configuration": configuration.pk, "server_count": 3,
+         "warranty_months": 60, "notes": ""},
+    )  # fmt: skip
+    assert response.status_code == 302, response.content.decode()[:2000]
+    event = AuditEvent.objects.get(verb="order.create")
+    assert event.actor == tenants.pm
+    assert event.object_repr.startswith("WB-")
+
+
+def test_reject_action_asks_for_a_reason_first(pm_browser, tenants):
+    order = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
+    form = pm_browser.post(
+        "/admin/orders/order/", {"action": "action_reject", ACTION_CHECKBOX_NAME: [order.pk]}
+    )
+    assert form.status_code == 200
+    assert "Reason (required)" in form.content.decode()
+    empty = pm_browser.post(
+        "/admin/orders/order/",
+        {"action": "action_reject", ACTION_CHECKBOX_NAME: [order.pk], "apply": "1", "transition_text": ""},
+    )
+    assert "A written reason is required." in empty.content.decode()
+    order.refresh_from_db()
+    assert order.status == OrderStatus.ROI_REVIEW
+
+    pm_browser.post(
+        "/admin/orders/order/",
+        {
+            "action": "action_reject",
+            ACTION_CHECKBOX_NAME: [order.pk],
+            "apply": "1",
+            "transition_text": "No payback",
+        },
+    )
+    order.refresh_from_db()
+    assert order.status == OrderStatus.REJECTED
+    assert AuditEvent.objects.get(verb="order.reject").note == "No payback"
+
+
+def test_refused_admin_transition_shows_the_reason_and_writes_nothing(pm_browser, tenants):
+    order = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.DRAFT)
+    response = pm_browser.post(
+        "/admin/orders/order/",
+        {"action": "action_approve", ACTION_CHECKBOX_NAME: [order.pk], "apply": "1", "transition_text": ""},
+        follow=True,
+    )
+    assert "to approve it must be roi review" in response.content.decode()
+    order.refresh_from_db()
+    assert order.status == OrderStatus.DRAFT
+    assert not AuditEvent.objects.exists()
+
+
+def test_staff_who_is_not_a_pm_sees_nothing(client, tenants):
+    staff = factories.UserFactory(is_staff=True)
+    client.force_login(staff)
+    assert client.get("/admin/orders/order/").status_code == 403
+
+
+def test_customer_member_cannot_open_the_admin(client, tenants):
+    client.force_login(tenants.user_a)
+    assert client.get("/admin/orders/order/").status_code == 302

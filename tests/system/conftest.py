@@ -1,0 +1,78 @@
+"""A real Celery worker process against Redis and the test database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from werkbank.celery import app as celery_app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker shares the test database, which needs PostgreSQL")
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+class Worker:
+    def __init__(self, process: subprocess.Popen, mail_dir: Path, log: Path) -> None:
+        self.process, self.mail_dir, self.log = process, mail_dir, log
+
+    def mails(self) -> list[str]:
+        return [path.read_text() for path in sorted(self.mail_dir.glob("*.log"))]
+
+
+@pytest.fixture
+def celery_worker(tmp_path: Path) -> Iterator[Worker]:
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set")
+    queue = f"werkbank-test-{uuid.uuid4().hex[:8]}"
+    mail_dir = tmp_path / "mail"
+    mail_dir.mkdir()
+    log = tmp_path / "worker.log"
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_QUEUE": queue,
+        "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+        "EMAIL_FILE_PATH": str(mail_dir),
+        "PYTHONUNBUFFERED": "1",
+    }
+    hostname = f"{queue}@localhost"
+    with log.open("w") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "werkbank", "worker", "--pool=solo", "--loglevel=INFO",
+             "-Q", queue, "-n", hostname, "--without-mingle", "--without-gossip"],
+            cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    previous = (celery_app.conf.task_default_queue, celery_app.conf.task_always_eager)
+    celery_app.conf.task_default_queue = queue
+    celery_app.conf.task_always_eager = False
+    try:
+        deadline = time.monotonic() + 60
+        while not celery_app.control.ping(destination=[hostname], timeout=1.0):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the Celery worker did not start:\n{log.read_text()}")
+        yield Worker(process, mail_dir, log)
+    finally:
+        celery_app.conf.task_default_queue, celery_app.conf.task_always_eager = previous
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
