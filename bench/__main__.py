@@ -11,13 +11,11 @@ import django
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "werkbank.settings")
     django.setup()
-    from django.db import connection
+    from django.core import signals
+    from django.db import close_old_connections, connection
     from django.test.utils import setup_test_environment
 
     from bench import bench_orders
-
-    from django.core import signals
-    from django.db import close_old_connections
 
     setup_test_environment()
     # As Django's TestCase does: keep one connection across requests, so queries can be counted.
