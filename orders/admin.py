@@ -7,17 +7,26 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from orders.choices import OrderStatus
-from orders.models import ConfigurationLine, Order, ServerConfiguration
+from orders.models import ConfigurationLine, Order, ROIAssessment, ServerConfiguration, Workload
+from orders.selectors import ROI_OUTPUT_LABELS, order_gate_report
 from orders.services import (
     REASON_REQUIRED,
+    ROI_INPUT_FIELDS,
     TRANSITION_SERVICES,
+    WORKLOAD_FIELDS,
     configuration_create,
     configuration_update,
     order_create,
     order_update,
+    roi_assess,
+    workload_set,
 )
 from werkbank.access import is_pm
 from werkbank.admin import PMAdmin, audit_timeline
@@ -92,6 +101,7 @@ def _transition_admin_action(name: str) -> Any:
                     "orders": queryset,
                     "action": request.POST.get("action"),
                     "needs_reason": needs_reason,
+                    "offers_override": name == "approve",
                     "missing_reason": "apply" in request.POST and needs_reason and not text,
                     "label": label,
                     "opts": modeladmin.model._meta,
@@ -100,7 +110,9 @@ def _transition_admin_action(name: str) -> Any:
             )
         for order in queryset:
             try:
-                kwargs = {"reason": text} if needs_reason else {"note": text}
+                kwargs: dict[str, str] = {"reason": text} if needs_reason else {"note": text}
+                if name == "approve":
+                    kwargs["override_reason"] = request.POST.get("override_reason", "").strip()
                 service(order=order, actor=request.user, **kwargs)
             except DomainError as exc:
                 modeladmin.message_user(request, exc.message, messages.ERROR)
@@ -127,7 +139,16 @@ class OrderAdmin(PMAdmin):
     search_fields = ["reference", "customer__name", "configuration__name"]
     list_select_related = ["customer", "configuration"]
     date_hierarchy = "created_at"
-    readonly_fields = ["reference", "status", "created_by", "created_at", "updated_at", "timeline"]
+    readonly_fields = [
+        "reference",
+        "status",
+        "approval_override_reason",
+        "created_by",
+        "created_at",
+        "updated_at",
+        "gate",
+        "timeline",
+    ]
     fields = [
         "reference",
         "status",
@@ -136,6 +157,11 @@ class OrderAdmin(PMAdmin):
         "server_count",
         "warranty_months",
         "notes",
+        "circuit_v",
+        "circuit_a",
+        "circuit_phases",
+        "approval_override_reason",
+        "gate",
         "created_by",
         "created_at",
         "updated_at",
@@ -155,6 +181,16 @@ class OrderAdmin(PMAdmin):
     def timeline(self, obj: Order) -> str:
         return audit_timeline(obj) if obj.pk else "—"
 
+    @admin.display(description="Approval gate")
+    def gate(self, obj: Order) -> str:
+        if not obj.pk:
+            return "—"
+        panel = render_to_string("orders/_gate_report.html", order_gate_report(order=obj))
+        link = format_html(
+            '<p><a href="{}">Cash-flow chart and figures</a></p>', reverse("pm:order-roi", args=[obj.pk])
+        )
+        return mark_safe(link + panel)
+
     def save_model(self, request: HttpRequest, obj: Order, form: Any, change: bool) -> None:
         if change:
             order_update(order=obj, actor=request.user, **self.changed_values(form))
@@ -167,5 +203,71 @@ class OrderAdmin(PMAdmin):
                 server_count=data["server_count"],
                 warranty_months=data["warranty_months"],
                 notes=data.get("notes", ""),
+                circuit_v=data.get("circuit_v"),
+                circuit_a=data.get("circuit_a"),
+                circuit_phases=data.get("circuit_phases") or 1,
             )
             obj.pk, obj.reference, obj.status = created.pk, created.reference, OrderStatus(created.status)
+
+
+@admin.register(ROIAssessment)
+class ROIAssessmentAdmin(PMAdmin):
+    """ROI versions. Adding one computes and saves the next version; saved versions never change."""
+
+    list_display = [
+        "order",
+        "version",
+        "currency",
+        "capex",
+        "net_month",
+        "payback_months",
+        "npv",
+        "created_at",
+    ]
+    list_filter = ["currency"]
+    search_fields = ["order__reference"]
+    list_select_related = ["order"]
+    fields = ["order", "currency", *ROI_INPUT_FIELDS, "note"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        if obj is None:
+            return []
+        return [*self.fields, "version", *(key for key, _label in ROI_OUTPUT_LABELS)]
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        if obj is None:
+            return list(self.fields)
+        return ["version", *self.fields, *(key for key, _label in ROI_OUTPUT_LABELS)]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: ROIAssessment, form: Any, change: bool) -> None:
+        data = dict(form.cleaned_data)
+        order = data.pop("order")
+        created = roi_assess(
+            order=order,
+            actor=request.user,
+            currency=data.pop("currency"),
+            note=data.pop("note", ""),
+            **{key: value for key, value in data.items() if value is not None},
+        )
+        obj.pk, obj.version = created.pk, created.version
+
+
+@admin.register(Workload)
+class WorkloadAdmin(PMAdmin):
+    """The customer's workload per order; saving recomputes nothing stored, the sizing is always derived."""
+
+    list_display = ["order", "preset", "weights_dtype", "kv_dtype", "context_tokens", "concurrency"]
+    list_filter = ["preset", "weights_dtype"]
+    search_fields = ["order__reference"]
+    fields = ["order", *WORKLOAD_FIELDS]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["order"] if obj else []
+
+    def save_model(self, request: HttpRequest, obj: Workload, form: Any, change: bool) -> None:
+        data = {key: form.cleaned_data.get(key) for key in WORKLOAD_FIELDS}
+        saved = workload_set(order=form.cleaned_data.get("order") or obj.order, actor=request.user, **data)
+        obj.pk = saved.pk

@@ -57,3 +57,28 @@ STATUS_LABELS_DE: dict[str, str] = {
     OrderStatus.REJECTED: "Abgelehnt",
     OrderStatus.CANCELLED: "Storniert",
 }
+
+
+class WeightDtype(models.TextChoices):
+    FP32 = "fp32", "FP32 (4 bytes)"
+    BF16 = "bf16", "BF16 (2 bytes)"
+    FP16 = "fp16", "FP16 (2 bytes)"
+    FP8 = "fp8", "FP8 (1 byte)"
+    INT8 = "int8", "INT8 (1 byte)"
+    INT4 = "int4", "INT4 (0.5 byte)"
+    FP4 = "fp4", "FP4 (0.5 byte)"
+
+
+class KVDtype(models.TextChoices):
+    FP16 = "fp16", "FP16 (2 bytes)"
+    BF16 = "bf16", "BF16 (2 bytes)"
+    FP8 = "fp8", "FP8 (1 byte)"
+
+
+class ModelPreset(models.TextChoices):
+    LLAMA_31_8B = "llama-3.1-8b", "Llama-3.1-8B"
+    LLAMA_31_70B = "llama-3.1-70b", "Llama-3.1-70B"
+    QWEN_25_72B = "qwen2.5-72b", "Qwen2.5-72B"
+    MIXTRAL_8X7B = "mixtral-8x7b", "Mixtral-8x7B"
+    DEEPSEEK_V3 = "deepseek-v3", "DeepSeek-V3 (MLA)"
+    GLM_46 = "glm-4.6", "GLM-4.6"

@@ -1,17 +1,29 @@
 """Demo data of the orders: the seeds' three configurations and one order for each.
 
-- Seed 000: the rental customer's 8 servers of 8× RTX 5090, walked to approved.
-- Seed 001: one 4U-E10G-GENOAX2 with 8× RTX PRO 6000 (6400 W, 3+1), in ROI review.
-- Seed 003: one 7U machine with 6× RTX PRO 6000 Max-Q, a draft.
+Each order gets an ROI assessment and a workload, then walks through the approval gate:
+
+- Seed 000: the rental customer's 8 servers of 8× RTX 5090. The N+1 PSU check fails by 46 W, so the PM
+  approves with a written override (seed 000: a PSU failure throttles the node instead of stopping it).
+- Seed 001: one 4U-E10G-GENOAX2 with 8× RTX PRO 6000 (6400 W, 3+1). It stays in ROI review: its PSU check
+  fails (4800 W usable for 8× 600 W GPUs), which the PM page shows.
+- Seed 003: one 7U machine with 6× RTX PRO 6000 Max-Q on a 16 A / 230 V circuit: passes every check.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from orders.choices import WarrantyTerm
 from orders.models import Order, ServerConfiguration
-from orders.services import configuration_create, order_approve, order_create, order_submit
+from orders.services import (
+    configuration_create,
+    order_approve,
+    order_create,
+    order_submit,
+    roi_assess,
+    workload_set,
+)
 from werkbank.demo_context import DemoContext
 
 CONFIGURATIONS: list[dict[str, Any]] = [
@@ -68,17 +80,127 @@ CONFIGURATIONS: list[dict[str, Any]] = [
 ]
 
 # customer, configuration, servers, warranty, the transitions the demo walks it through
-ORDERS = [
-    (
-        "Vastfleet Rentals GmbH",
-        "Vast.ai rental 6U · 8× RTX 5090",
-        8,
-        WarrantyTerm.THREE_YEARS,
-        [order_submit, order_approve],
-    ),
-    ("NEOXIS AD", "4U-E10G-GENOAX2 · 8× RTX PRO 6000", 1, WarrantyTerm.FIVE_YEARS, [order_submit]),
-    ("Inferenzlabor Demo GmbH", "Inference 7U · 6× RTX PRO 6000 Max-Q", 1, WarrantyTerm.THREE_YEARS, []),
+FLEET_OVERRIDE = (
+    "N+1 budget is 46 W short at 90 % headroom, and only then: with all five PSUs up there is ample "
+    "margin. On a PSU failure the GPUs' power cap throttles the node instead of shutting it down, which is "
+    "the design of seed 000 ('ein Netzteilausfall den Knoten drosselt statt ihn abzuschalten'). "
+    "Accepted for the fleet."
+)
+
+# Per server: ROI inputs, the customer's workload, the circuit, and how far the demo walks the order.
+ORDERS: list[dict[str, Any]] = [
+    {
+        "customer": "Vastfleet Rentals GmbH",
+        "configuration": "Vast.ai rental 6U · 8× RTX 5090",
+        "server_count": 8,
+        "warranty_months": WarrantyTerm.THREE_YEARS,
+        "roi": {
+            "currency": "EUR",
+            "capex": "42000",
+            "gpu_count": 8,
+            "price_per_gpu_hour": "0.85",
+            "utilization": "0.70",
+            "platform_fee": "0",
+            "power_active_kw": "5.8",
+            "power_idle_kw": "0.9",
+            "energy_price_kwh": "0.15",
+            "pue": "1.3",
+            "colo_month": "600",
+            "horizon_months": 36,
+            "discount_rate_annual": "0.10",
+            "residual_value": "8000",
+            "rent_price_per_gpu_hour": "0.60",
+            "note": "Vast.ai host-side price, median of the last weeks",
+        },
+        "workload": {
+            "preset": "llama-3.1-8b",
+            "weights_dtype": "bf16",
+            "kv_dtype": "fp16",
+            "context_tokens": 8192,
+            "concurrency": 8,
+            "tensor_parallel_gpus": 1,
+            "overhead_fraction": "0.12",
+        },
+        "circuit": {},
+        "steps": ["submit", "approve_override"],
+    },
+    {
+        "customer": "NEOXIS AD",
+        "configuration": "4U-E10G-GENOAX2 · 8× RTX PRO 6000",
+        "server_count": 1,
+        "warranty_months": WarrantyTerm.FIVE_YEARS,
+        "roi": {
+            "currency": "USD",
+            "capex": "95000",
+            "gpu_count": 8,
+            "price_per_gpu_hour": "1.70",
+            "utilization": "0.60",
+            "platform_fee": "0",
+            "power_active_kw": "6.5",
+            "power_idle_kw": "1.2",
+            "energy_price_kwh": "0.12",
+            "pue": "1.3",
+            "colo_month": "700",
+            "horizon_months": 60,
+            "discount_rate_annual": "0.10",
+            "residual_value": "15000",
+            "note": "Seed 001: private rental from 1.70 $ per GPU-hour",
+        },
+        "workload": {
+            "preset": "llama-3.1-70b",
+            "weights_dtype": "fp8",
+            "kv_dtype": "fp16",
+            "context_tokens": 32768,
+            "concurrency": 16,
+            "tensor_parallel_gpus": 8,
+            "overhead_fraction": "0.12",
+        },
+        "circuit": {"circuit_v": 230, "circuit_a": 32, "circuit_phases": 3},
+        "steps": ["submit"],  # the PSU check fails: 3+1 × 1600 W cannot feed 8× 600 W GPUs
+    },
+    {
+        "customer": "Inferenzlabor Demo GmbH",
+        "configuration": "Inference 7U · 6× RTX PRO 6000 Max-Q",
+        "server_count": 1,
+        "warranty_months": WarrantyTerm.THREE_YEARS,
+        "roi": {
+            "currency": "EUR",
+            "capex": "75000",
+            "gpu_count": 6,
+            "price_per_gpu_hour": "1.40",
+            "utilization": "0.65",
+            "platform_fee": "0",
+            "power_active_kw": "2.9",
+            "power_idle_kw": "0.6",
+            "energy_price_kwh": "0.20",
+            "pue": "1.2",
+            "colo_month": "400",
+            "horizon_months": 36,
+            "discount_rate_annual": "0.10",
+            "residual_value": "15000",
+            "note": "Seed 003: ~2.9 kW measured at the wall under full load",
+        },
+        "workload": {
+            "preset": "glm-4.6",
+            "weights_dtype": "int4",
+            "kv_dtype": "fp16",
+            "context_tokens": 131072,
+            "concurrency": 1,
+            "tensor_parallel_gpus": 6,
+            "overhead_fraction": "0.12",
+        },
+        "circuit": {"circuit_v": 230, "circuit_a": 16, "circuit_phases": 1},
+        "steps": ["submit", "approve"],
+    },
 ]
+
+
+def _walk(order: Order, step: str, pm: Any) -> Order:
+    if step == "submit":
+        return order_submit(order=order, actor=pm, note="Demo walk-through")
+    if step == "approve":
+        return order_approve(order=order, actor=pm, note="All gate checks pass")
+    return order_approve(order=order, actor=pm, note="Demo walk-through", override_reason=FLEET_OVERRIDE)
 
 
 def seed(context: DemoContext) -> None:
@@ -95,18 +217,33 @@ def seed(context: DemoContext) -> None:
             context.created += 1
         configurations[spec["name"]] = configuration
 
-    for customer_name, configuration_name, servers, warranty, steps in ORDERS:
-        customer, configuration = context.organizations[customer_name], configurations[configuration_name]
+    for spec in ORDERS:
+        customer, configuration = (
+            context.organizations[spec["customer"]],
+            configurations[spec["configuration"]],
+        )
         order = Order.objects.filter(customer=customer, configuration=configuration).first()
         if order is None:
             order = order_create(
                 actor=pm,
                 customer=customer,
                 configuration=configuration,
-                server_count=servers,
-                warranty_months=warranty,
+                server_count=spec["server_count"],
+                warranty_months=spec["warranty_months"],
+                **spec["circuit"],
             )
-            for step in steps:
-                order = step(order=order, actor=pm, note="Demo walk-through")
+            roi_assess(order=order, actor=pm, **{key: _number(value) for key, value in spec["roi"].items()})
+            workload_set(
+                order=order, actor=pm, **{key: _number(value) for key, value in spec["workload"].items()}
+            )
+            for step in spec["steps"]:
+                order = _walk(order, step, pm)
             context.created += 1
-        context.orders[customer_name] = order
+        context.orders[spec["customer"]] = order
+
+
+def _number(value: Any) -> Any:
+    """Decimal for the demo's decimal strings, as the API's serializers give them to the services."""
+    if isinstance(value, str) and value.replace(".", "", 1).isdigit():
+        return Decimal(value)
+    return value

@@ -7,7 +7,7 @@ from typing import Any
 import django_filters
 from django.db.models import Q, QuerySet
 
-from orders.models import Order, ServerConfiguration
+from orders.models import Order, ROIAssessment, ServerConfiguration
 from werkbank.models import Organization
 
 
@@ -49,3 +49,18 @@ class OrderFilter(django_filters.FilterSet):
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(Q(reference__icontains=value) | Q(customer__name__icontains=value))
+
+
+def _visible_orders(request: Any) -> QuerySet:
+    if request is None:
+        return Order.objects.none()
+    return Order.objects.visible_to(request.user)
+
+
+class ROIAssessmentFilter(django_filters.FilterSet):
+    order = django_filters.ModelChoiceFilter(queryset=_visible_orders)
+    q = django_filters.CharFilter(field_name="order__reference", lookup_expr="icontains", label="Order")
+
+    class Meta:
+        model = ROIAssessment
+        fields = ["order", "version", "currency"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -9,7 +10,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from inventory.models import Part
-from orders.choices import OrderStatus, WarrantyTerm
+from orders.choices import KVDtype, ModelPreset, OrderStatus, WarrantyTerm, WeightDtype
 from werkbank.access import VisibleToQuerySet, member_organizations
 from werkbank.choices import OrganizationKind
 from werkbank.models import AuditEvent, Organization
@@ -110,6 +111,19 @@ class Order(models.Model):
         max_length=16, choices=OrderStatus.choices, default=OrderStatus.DRAFT, editable=False
     )
     notes = models.TextField(blank=True)
+    circuit_v = models.PositiveSmallIntegerField(
+        "Circuit voltage (V)",
+        null=True,
+        blank=True,
+        help_text="Line-to-neutral voltage of the circuit per server.",
+    )
+    circuit_a = models.PositiveSmallIntegerField("Circuit breaker (A)", null=True, blank=True)
+    circuit_phases = models.PositiveSmallIntegerField(
+        "Circuit phases", default=1, choices=[(1, "1"), (3, "3")]
+    )
+    approval_override_reason = models.TextField(
+        blank=True, editable=False, help_text="Why a PM approved although a gate check failed."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -135,6 +149,17 @@ class Order(models.Model):
                 condition=Q(status__in=OrderStatus.values),
                 name="%(app_label)s_%(class)s_status_valid",
                 violation_error_message="Unknown order status.",
+            ),
+            models.CheckConstraint(
+                condition=Q(circuit_phases__in=[1, 3]),
+                name="%(app_label)s_%(class)s_circuit_phases_valid",
+                violation_error_message="A circuit has 1 or 3 phases.",
+            ),
+            models.CheckConstraint(
+                condition=Q(circuit_v__isnull=True, circuit_a__isnull=True)
+                | Q(circuit_v__gte=1, circuit_a__gte=1),
+                name="%(app_label)s_%(class)s_circuit_complete",
+                violation_error_message="Give the circuit's voltage and breaker current, or neither.",
             ),
             models.CheckConstraint(
                 condition=Q(reference__regex=r"^WB-[0-9]{4}-[0-9]{4,}$"),
@@ -175,3 +200,164 @@ class StatusNotice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.order} notice for event {self.event_id}"
+
+
+def _money(**kwargs: Any) -> models.DecimalField:
+    return models.DecimalField(max_digits=14, decimal_places=2, **kwargs)
+
+
+def _ratio(**kwargs: Any) -> models.DecimalField:
+    return models.DecimalField(max_digits=9, decimal_places=4, **kwargs)
+
+
+class ROIAssessmentQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any) -> ROIAssessmentQuerySet:
+        return self.filter(order__customer__in=member_organizations(user, kind=OrganizationKind.CUSTOMER))
+
+
+class ROIAssessment(models.Model):
+    """One version of an order's ROI: the inputs and the outputs of `orders.formulas.roi`.
+
+    Every re-assessment is a new row with the next version; the latest counts for the approval gate.
+    Formulas and H = 730 hours per month: `orders/formulas.py`.
+    """
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="roi_assessments")
+    version = models.PositiveIntegerField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    note = models.TextField(blank=True)
+    # Inputs
+    currency = models.CharField(max_length=3, default="EUR")
+    capex = _money()
+    gpu_count = models.PositiveIntegerField()
+    price_per_gpu_hour = models.DecimalField(max_digits=10, decimal_places=4)
+    utilization = _ratio()
+    platform_fee = _ratio(default=0)
+    power_active_kw = models.DecimalField(max_digits=8, decimal_places=3)
+    power_idle_kw = models.DecimalField(max_digits=8, decimal_places=3)
+    energy_price_kwh = models.DecimalField(max_digits=8, decimal_places=4)
+    pue = models.DecimalField(max_digits=4, decimal_places=2, default=1)
+    colo_month = _money(default=0)
+    other_opex_month = _money(default=0)
+    horizon_months = models.PositiveSmallIntegerField(default=36)
+    discount_rate_annual = _ratio(default=0)
+    residual_value = _money(default=0)
+    target_payback_months = models.DecimalField(max_digits=6, decimal_places=1)
+    rent_price_per_gpu_hour = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    # Outputs (payback null: never pays back)
+    hours_per_month = models.PositiveSmallIntegerField()
+    revenue_month = _money()
+    energy_month = _money()
+    net_month = _money()
+    payback_months = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    npv = _money()
+    irr_annual = _ratio(null=True, blank=True)
+    breakeven_utilization_target = _ratio(null=True, blank=True)
+    breakeven_utilization_opex = _ratio(null=True, blank=True)
+    buy_vs_rent_breakeven_utilization = _ratio(null=True, blank=True)
+
+    objects = ROIAssessmentQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "ROI assessment"
+        ordering = ["order", "-version"]
+        get_latest_by = "version"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["order", "version"],
+                name="%(app_label)s_%(class)s_unique_version",
+                violation_error_message="This version of the order's ROI assessment already exists.",
+            ),
+            models.CheckConstraint(
+                condition=Q(capex__gt=0),
+                name="%(app_label)s_%(class)s_capex_positive",
+                violation_error_message="Capex must be positive.",
+            ),
+            models.CheckConstraint(
+                condition=Q(gpu_count__gte=1),
+                name="%(app_label)s_%(class)s_gpu_count_positive",
+                violation_error_message="GPU count must be at least 1.",
+            ),
+            models.CheckConstraint(
+                condition=Q(utilization__gte=0, utilization__lte=1),
+                name="%(app_label)s_%(class)s_utilization_range",
+                violation_error_message="Utilisation lies in [0, 1].",
+            ),
+            models.CheckConstraint(
+                condition=Q(platform_fee__gte=0, platform_fee__lt=1),
+                name="%(app_label)s_%(class)s_platform_fee_range",
+                violation_error_message="The platform fee lies in [0, 1).",
+            ),
+            models.CheckConstraint(
+                condition=Q(horizon_months__gte=1),
+                name="%(app_label)s_%(class)s_horizon_positive",
+                violation_error_message="The horizon must be at least one month.",
+            ),
+            models.CheckConstraint(
+                condition=Q(pue__gte=1),
+                name="%(app_label)s_%(class)s_pue_at_least_one",
+                violation_error_message="PUE is at least 1.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.order} ROI v{self.version}"
+
+    @property
+    def pays_back(self) -> bool:
+        return self.payback_months is not None
+
+
+class WorkloadQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any) -> WorkloadQuerySet:
+        return self.filter(order__customer__in=member_organizations(user, kind=OrganizationKind.CUSTOMER))
+
+
+class Workload(models.Model):
+    """The model the customer will run, for the VRAM sizing check: a preset or an explicit architecture."""
+
+    order = models.OneToOneField(Order, on_delete=models.CASCADE, related_name="workload")
+    preset = models.CharField(max_length=32, choices=ModelPreset.choices, blank=True)
+    params_b = models.DecimalField(
+        "Parameters (billions)", max_digits=8, decimal_places=3, null=True, blank=True
+    )
+    layers = models.PositiveIntegerField(null=True, blank=True)
+    kv_heads = models.PositiveIntegerField("KV heads", null=True, blank=True)
+    head_dim = models.PositiveIntegerField(null=True, blank=True)
+    mla_latent_dim = models.PositiveIntegerField("MLA latent width", null=True, blank=True)
+    weights_dtype = models.CharField(max_length=8, choices=WeightDtype.choices, default=WeightDtype.BF16)
+    kv_dtype = models.CharField(max_length=8, choices=KVDtype.choices, default=KVDtype.FP16)
+    context_tokens = models.PositiveIntegerField()
+    concurrency = models.PositiveIntegerField(default=1)
+    tensor_parallel_gpus = models.PositiveSmallIntegerField(default=1)
+    overhead_fraction = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.12"))
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = WorkloadQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(preset="")
+                | Q(params_b__gt=0, layers__gte=1, kv_heads__gte=1, head_dim__gte=1)
+                | Q(params_b__gt=0, layers__gte=1, mla_latent_dim__gte=1),
+                name="%(app_label)s_%(class)s_architecture_complete",
+                violation_error_message="Give a preset, or params, layers, KV heads, head dim (or MLA).",
+            ),
+            models.CheckConstraint(
+                condition=Q(context_tokens__gte=1, concurrency__gte=1, tensor_parallel_gpus__gte=1),
+                name="%(app_label)s_%(class)s_counts_positive",
+                violation_error_message="Context, concurrency and tensor-parallel GPUs are at least 1.",
+            ),
+            models.CheckConstraint(
+                condition=Q(overhead_fraction__gte=0, overhead_fraction__lte=1),
+                name="%(app_label)s_%(class)s_overhead_range",
+                violation_error_message="The overhead fraction lies in [0, 1].",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.order} workload: {self.preset or f'{self.params_b} B custom'}"

@@ -6,18 +6,31 @@ preconditions, and writes an audit event in the same transaction.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import Max
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
 from inventory.choices import PartCategory
 from inventory.models import Part
+from orders import formulas
 from orders.choices import EDITABLE, STATUS_LABELS_DE, TRANSITIONS, OrderStatus, WarrantyTerm
-from orders.models import ConfigurationLine, Order, OrderSequence, ServerConfiguration, StatusNotice
+from orders.models import (
+    ConfigurationLine,
+    Order,
+    OrderSequence,
+    ROIAssessment,
+    ServerConfiguration,
+    StatusNotice,
+    Workload,
+)
 from werkbank.audit import audit
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
@@ -153,6 +166,16 @@ def _check_customer(customer: Organization) -> None:
         raise InvalidInput("customer", f"{customer.name} is an assembly partner, not a customer.")
 
 
+def _check_circuit(*, circuit_v: int | None, circuit_a: int | None, circuit_phases: int) -> None:
+    if (circuit_v is None) != (circuit_a is None):
+        raise InvalidInput(
+            "circuit_a" if circuit_a is None else "circuit_v",
+            "give the circuit's voltage and breaker current together.",
+        )
+    if circuit_phases not in (1, 3):
+        raise InvalidInput("circuit_phases", "must be 1 or 3.")
+
+
 def _check_terms(*, server_count: int, warranty_months: int) -> None:
     if server_count < 1:
         raise InvalidInput("server_count", "must be at least 1.")
@@ -169,11 +192,18 @@ def order_create(
     server_count: int,
     warranty_months: int = WarrantyTerm.THREE_YEARS,
     notes: str = "",
+    circuit_v: int | None = None,
+    circuit_a: int | None = None,
+    circuit_phases: int = 1,
 ) -> Order:
     """Open a draft order with the next reference of the year, WB-YYYY-NNNN."""
     _check_customer(customer)
     _check_terms(server_count=server_count, warranty_months=warranty_months)
+    _check_circuit(circuit_v=circuit_v, circuit_a=circuit_a, circuit_phases=circuit_phases)
     order = Order.objects.create(
+        circuit_v=circuit_v,
+        circuit_a=circuit_a,
+        circuit_phases=circuit_phases,
         reference=_next_reference(),
         customer=customer,
         configuration=configuration,
@@ -216,6 +246,11 @@ def order_update(*, order: Order, actor: Any, **fields: Any) -> Order:
         )
     if "customer" in fields:
         _check_customer(fields["customer"])
+    _check_circuit(
+        circuit_v=fields.get("circuit_v", locked.circuit_v),
+        circuit_a=fields.get("circuit_a", locked.circuit_a),
+        circuit_phases=fields.get("circuit_phases", locked.circuit_phases),
+    )
     _check_terms(
         server_count=fields.get("server_count", locked.server_count),
         warranty_months=fields.get("warranty_months", locked.warranty_months),
@@ -323,10 +358,47 @@ def order_submit(*, order: Order, actor: Any, note: str = "") -> Order:
     )
 
 
+def _approval_gate(order: Order) -> list[str]:
+    from orders.selectors import approval_checks
+
+    return [check.summary for check in approval_checks(order=order) if not check.ok]
+
+
 @transaction.atomic
-def order_approve(*, order: Order, actor: Any, note: str = "") -> Order:
-    """roi_review → approved."""
-    return _transition(order=order, actor=actor, target=OrderStatus.APPROVED, verb="approve", note=note)
+def order_approve(*, order: Order, actor: Any, note: str = "", override_reason: str = "") -> Order:
+    """roi_review → approved, through the gate: the latest ROI pays back within the target, the workload
+    fits the VRAM, and the power budget holds. A PM may override failed checks with a written reason,
+    which is audited with the checks it overrode and shown on the order."""
+    override_reason = (override_reason or "").strip()
+    overridden: list[str] = []
+
+    def gate(locked: Order) -> None:
+        failed = _approval_gate(locked)
+        if failed and not override_reason:
+            raise RuleViolation(
+                f"Order {locked.reference} cannot be approved: {len(failed)} check(s) failed. "
+                + " ".join(failed)
+                + " Fix them, or override with a written reason.",
+                missing=failed,
+                code="approval_gate",
+            )
+        overridden.extend(failed)
+
+    approved = _transition(
+        order=order, actor=actor, target=OrderStatus.APPROVED, verb="approve", note=note, check=gate
+    )
+    if overridden:
+        approved.approval_override_reason = override_reason
+        approved.save(update_fields=["approval_override_reason", "updated_at"])
+        audit(
+            actor=actor,
+            verb="order.approve_override",
+            obj=approved,
+            before={"failed_checks": overridden},
+            after={"override_reason": override_reason},
+            note=override_reason,
+        )
+    return approved
 
 
 @transaction.atomic
@@ -442,3 +514,162 @@ def order_status_notice_send(*, event_id: int) -> StatusNotice | None:
             body = render_to_string(f"emails/order_status.{language}.txt", context)
         send_mail(subject, body, None, recipients)
     return notice
+
+
+# --- ROI assessments and workloads -------------------------------------------------------------------
+
+ROI_INPUT_FIELDS = (
+    "capex",
+    "gpu_count",
+    "price_per_gpu_hour",
+    "utilization",
+    "platform_fee",
+    "power_active_kw",
+    "power_idle_kw",
+    "energy_price_kwh",
+    "pue",
+    "colo_month",
+    "other_opex_month",
+    "horizon_months",
+    "discount_rate_annual",
+    "residual_value",
+    "rent_price_per_gpu_hour",
+)
+
+
+def roi_inputs(**values: Any) -> formulas.ROIInputs:
+    """Build the pure module's inputs; a bad value is an InvalidInput naming its field."""
+    unknown = set(values) - set(ROI_INPUT_FIELDS) - {"target_payback_months"}
+    if unknown:
+        raise InvalidInput(sorted(unknown)[0], "is not an ROI input.")
+    values.setdefault("target_payback_months", settings.WERKBANK_PAYBACK_TARGET_MONTHS)
+    converted = {
+        key: (
+            None if value is None else int(value) if key in {"gpu_count", "horizon_months"} else float(value)
+        )
+        for key, value in values.items()
+    }
+    try:
+        return formulas.ROIInputs(**converted)
+    except TypeError as exc:  # a required input is missing
+        raise InvalidInput("inputs", str(exc)) from exc
+    except formulas.FormulaInputError as exc:
+        raise InvalidInput(exc.field, exc.message) from exc
+
+
+def roi_preview(**values: Any) -> formulas.ROIResult:
+    """Compute an ROI without saving anything."""
+    inputs = roi_inputs(**values)
+    try:
+        return formulas.roi(inputs)
+    except formulas.FormulaInputError as exc:
+        raise InvalidInput(exc.field, exc.message) from exc
+
+
+def _decimal(value: float | None, places: str) -> Decimal | None:
+    if value is None or math.isinf(value) or math.isnan(value):
+        return None
+    return Decimal(str(value)).quantize(Decimal(places), rounding=ROUND_HALF_UP)
+
+
+@transaction.atomic
+def roi_assess(
+    *, order: Order, actor: Any, currency: str = "EUR", note: str = "", **values: Any
+) -> ROIAssessment:
+    """Save a new version of the order's ROI assessment, with its computed outputs."""
+    locked = Order.objects.select_for_update().get(pk=order.pk)
+    result = roi_preview(**values)
+    inputs = roi_inputs(**values)
+    version = (locked.roi_assessments.aggregate(last=Max("version"))["last"] or 0) + 1
+    assessment = ROIAssessment.objects.create(
+        order=locked,
+        version=version,
+        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+        note=note,
+        currency=currency,
+        **{key: values[key] for key in ROI_INPUT_FIELDS if key in values},
+        target_payback_months=_decimal(inputs.target_payback_months, "0.1"),
+        hours_per_month=result.hours_per_month,
+        revenue_month=_decimal(result.revenue_month, "0.01"),
+        energy_month=_decimal(result.energy_month, "0.01"),
+        net_month=_decimal(result.net_month, "0.01"),
+        payback_months=_decimal(result.payback_months, "0.01"),
+        npv=_decimal(result.npv, "0.01"),
+        irr_annual=_decimal(result.irr_annual, "0.0001"),
+        breakeven_utilization_target=_decimal(result.breakeven_utilization_target, "0.0001"),
+        breakeven_utilization_opex=_decimal(result.breakeven_utilization_opex, "0.0001"),
+        buy_vs_rent_breakeven_utilization=_decimal(result.buy_vs_rent_breakeven_utilization, "0.0001"),
+    )
+    audit(
+        actor=actor,
+        verb="order.roi_assess",
+        obj=locked,
+        after={
+            "version": version,
+            "payback_months": str(assessment.payback_months)
+            if assessment.payback_months is not None
+            else "never",
+            "net_month": str(assessment.net_month),
+        },
+        note=note,
+    )
+    return assessment
+
+
+WORKLOAD_FIELDS = (
+    "preset",
+    "params_b",
+    "layers",
+    "kv_heads",
+    "head_dim",
+    "mla_latent_dim",
+    "weights_dtype",
+    "kv_dtype",
+    "context_tokens",
+    "concurrency",
+    "tensor_parallel_gpus",
+    "overhead_fraction",
+)
+ARCHITECTURE_FIELDS = ("params_b", "layers", "kv_heads", "head_dim")
+
+
+@transaction.atomic
+def workload_set(*, order: Order, actor: Any, **values: Any) -> Workload:
+    """Record (or replace) the customer's workload for the VRAM sizing check."""
+    from orders.selectors import sizing_inputs
+
+    locked = Order.objects.select_for_update().get(pk=order.pk)
+    unknown = set(values) - set(WORKLOAD_FIELDS)
+    if unknown:
+        raise InvalidInput(sorted(unknown)[0], "is not a workload field.")
+    preset = values.get("preset") or ""
+    if preset and preset not in formulas.PRESETS:
+        raise InvalidInput(
+            "preset", f"unknown preset {preset!r}; known: {', '.join(sorted(formulas.PRESETS))}."
+        )
+    if not preset:
+        for name in ARCHITECTURE_FIELDS:
+            if name == "kv_heads" and values.get("mla_latent_dim"):
+                continue
+            if values.get(name) in (None, ""):
+                raise InvalidInput(name, "is required when no preset is given.")
+    workload = Workload.objects.filter(order=locked).first()
+    before = {key: _audit_value(getattr(workload, key)) for key in WORKLOAD_FIELDS} if workload else {}
+    if workload is None:
+        workload = Workload(order=locked)
+    for key in WORKLOAD_FIELDS:
+        if key in values:
+            setattr(workload, key, values[key] if values[key] is not None or key != "preset" else "")
+    try:
+        sizing_inputs(workload=workload, order=locked)
+    except formulas.FormulaInputError as exc:
+        raise InvalidInput(exc.field, exc.message) from exc
+    workload.save()
+    audit(
+        actor=actor,
+        verb="order.workload_set",
+        obj=locked,
+        before=before,
+        after={key: _audit_value(getattr(workload, key)) for key in WORKLOAD_FIELDS},
+    )
+    return workload

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import factory
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -10,7 +12,7 @@ from django.contrib.auth.models import Group
 from inventory.choices import PartCategory
 from inventory.models import Part
 from orders.choices import OrderStatus
-from orders.models import ConfigurationLine, Order, ServerConfiguration
+from orders.models import ConfigurationLine, Order, ROIAssessment, ServerConfiguration
 from werkbank.choices import OrganizationKind
 from werkbank.models import Membership, Organization
 
@@ -108,3 +110,35 @@ class OrderFactory(factory.django.DjangoModelFactory):
     server_count = 2
     warranty_months = 36
     status = OrderStatus.DRAFT
+
+
+class ROIAssessmentFactory(factory.django.DjangoModelFactory):
+    """A saved assessment that pays back in 20 months (the gate's default target is 36)."""
+
+    class Meta:
+        model = ROIAssessment
+
+    order = factory.SubFactory(OrderFactory)
+    version = factory.Sequence(lambda n: n + 1)
+    capex = Decimal("40000.00")
+    gpu_count = 8
+    price_per_gpu_hour = Decimal("0.9000")
+    utilization = Decimal("0.7000")
+    power_active_kw = Decimal("6.000")
+    power_idle_kw = Decimal("0.900")
+    energy_price_kwh = Decimal("0.1500")
+    pue = Decimal("1.30")
+    colo_month = Decimal("600.00")
+    target_payback_months = Decimal("36.0")
+    hours_per_month = 730
+    revenue_month = Decimal("3679.20")
+    energy_month = Decimal("636.00")
+    net_month = Decimal("2000.00")
+    payback_months = Decimal("20.00")
+    npv = Decimal("20000.00")
+
+
+def pass_gate(order: Order) -> Order:
+    """Give the order what the approval gate needs: a paying ROI (its configuration's power already holds)."""
+    ROIAssessmentFactory(order=order)
+    return order

@@ -15,6 +15,14 @@ class CoreConfig(AppConfig):
     label = "werkbank"
     verbose_name = "Werkbank core"
 
-    def ready(self) -> None:
-        if settings.CELERY_TASK_ALWAYS_EAGER:
-            logger.warning("REDIS_URL is not set: Celery tasks run in-process (eager mode).")
+
+def announce_task_mode() -> None:
+    """Say once, when a server process starts, where Celery tasks run.
+
+    Called from the WSGI/ASGI entry points (which `runserver` loads too) rather than from `ready()`, so that
+    script commands such as `manage.py roi --json` keep their stderr to their own one-line errors.
+    """
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        logger.warning("REDIS_URL is not set: Celery tasks run in-process (eager mode).")
+    else:
+        logger.info("Celery tasks go to the broker at REDIS_URL.")

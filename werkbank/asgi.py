@@ -6,3 +6,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "werkbank.settings")
 application = get_asgi_application()
+
+from werkbank.apps import announce_task_mode  # noqa: E402 - needs the app registry set up above
+
+announce_task_mode()

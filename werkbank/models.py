@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
@@ -86,8 +87,9 @@ class AuditEvent(models.Model):
     content_type = models.ForeignKey(ContentType, on_delete=models.PROTECT, related_name="+")
     object_id = models.CharField(max_length=64)
     object_repr = models.CharField(max_length=200)
-    before = models.JSONField(default=dict, blank=True)
-    after = models.JSONField(default=dict, blank=True)
+    # Services pass model values as they are: Decimals, dates and UUIDs serialise as strings.
+    before = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+    after = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
     note = models.TextField(blank=True)
 
     objects = AuditEventQuerySet.as_manager()

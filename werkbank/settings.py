@@ -215,6 +215,10 @@ LOGGING = {
 
 # --- Domain settings ---------------------------------------------------------------------------------
 WERKBANK_PM_GROUP = "project-managers"
+# The approval gate (orders.selectors.approval_checks): payback target, PSU headroom and efficiency.
+WERKBANK_PAYBACK_TARGET_MONTHS = float(os.environ.get("WERKBANK_PAYBACK_TARGET_MONTHS", "36"))
+WERKBANK_PSU_HEADROOM = float(os.environ.get("WERKBANK_PSU_HEADROOM", "0.9"))
+WERKBANK_PSU_EFFICIENCY = float(os.environ.get("WERKBANK_PSU_EFFICIENCY", "0.94"))
 
 # --- Production hardening ----------------------------------------------------------------------------
 if PRODUCTION:

@@ -13,4 +13,5 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/", include("werkbank.api.urls")),
+    path("pm/", include("orders.urls")),
 ]

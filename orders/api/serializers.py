@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from rest_framework import serializers
 
 from inventory.models import Part
-from orders.models import ConfigurationLine, Order, ServerConfiguration
+from orders.choices import ModelPreset
+from orders.models import ConfigurationLine, Order, ROIAssessment, ServerConfiguration, Workload
 from werkbank.models import Organization
 
 
@@ -92,11 +94,22 @@ class OrderSerializer(serializers.ModelSerializer):
             "status",
             "status_display",
             "allowed_transitions",
+            "approval_override_reason",
+            "circuit_v",
+            "circuit_a",
+            "circuit_phases",
             "notes",
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["id", "reference", "status", "created_at", "updated_at"]
+        read_only_fields = [
+            "id",
+            "reference",
+            "status",
+            "approval_override_reason",
+            "created_at",
+            "updated_at",
+        ]
         extra_kwargs = {"server_count": {"min_value": 1}}
 
     def get_allowed_transitions(self, order: Order) -> list[str]:
@@ -113,3 +126,171 @@ class TransitionSerializer(serializers.Serializer):
 
 class ReasonSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
+
+
+class ApproveSerializer(TransitionSerializer):
+    """Approval input: a note, and a written reason when failed gate checks are to be overridden."""
+
+    override_reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
+
+
+def _decimal(max_digits: int, places: int, **kwargs: Any) -> serializers.DecimalField:
+    return serializers.DecimalField(max_digits=max_digits, decimal_places=places, **kwargs)
+
+
+class ROIInputSerializer(serializers.Serializer):
+    """The inputs of an ROI computation. Money is a decimal in `currency`; fractions lie in [0, 1]."""
+
+    currency = serializers.RegexField(r"^[A-Z]{3}$", default="EUR", help_text="ISO 4217 code, e.g. EUR")
+    capex = _decimal(14, 2, min_value=Decimal("0.01"))
+    gpu_count = serializers.IntegerField(min_value=1)
+    price_per_gpu_hour = _decimal(10, 4, min_value=Decimal("0"))
+    utilization = _decimal(9, 4, min_value=Decimal("0"), max_value=Decimal("1"))
+    platform_fee = _decimal(9, 4, min_value=Decimal("0"), max_value=Decimal("0.9999"), default=Decimal("0"))
+    power_active_kw = _decimal(8, 3, min_value=Decimal("0"))
+    power_idle_kw = _decimal(8, 3, min_value=Decimal("0"))
+    energy_price_kwh = _decimal(8, 4, min_value=Decimal("0"))
+    pue = _decimal(4, 2, min_value=Decimal("1"), default=Decimal("1"))
+    colo_month = _decimal(14, 2, min_value=Decimal("0"), default=Decimal("0"))
+    other_opex_month = _decimal(14, 2, min_value=Decimal("0"), default=Decimal("0"))
+    horizon_months = serializers.IntegerField(min_value=1, max_value=600, default=36)
+    discount_rate_annual = _decimal(9, 4, min_value=Decimal("0"), default=Decimal("0.10"))
+    residual_value = _decimal(14, 2, min_value=Decimal("0"), default=Decimal("0"))
+    rent_price_per_gpu_hour = _decimal(10, 4, min_value=Decimal("0"), required=False, allow_null=True)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class ROIResultSerializer(serializers.Serializer):
+    """Computed figures. payback_months is null when the server never pays back (net ≤ 0)."""
+
+    hours_per_month = serializers.IntegerField()
+    revenue_month = serializers.FloatField()
+    avg_power_kw = serializers.FloatField()
+    energy_month = serializers.FloatField()
+    opex_month = serializers.FloatField()
+    net_month = serializers.FloatField()
+    payback_months = serializers.FloatField(allow_null=True)
+    pays_back = serializers.BooleanField()
+    meets_target = serializers.BooleanField()
+    npv = serializers.FloatField()
+    irr_annual = serializers.FloatField(allow_null=True)
+    breakeven_utilization_target = serializers.FloatField(allow_null=True)
+    breakeven_utilization_opex = serializers.FloatField(allow_null=True)
+    buy_vs_rent_breakeven_utilization = serializers.FloatField(allow_null=True)
+    breakeven_month = serializers.IntegerField(allow_null=True)
+    cashflows = serializers.ListField(child=serializers.FloatField())
+
+
+class ROIAssessmentSerializer(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    order_reference = serializers.CharField(source="order.reference", read_only=True)
+
+    class Meta:
+        model = ROIAssessment
+        fields = [
+            "id",
+            "order",
+            "order_reference",
+            "version",
+            "created_by",
+            "created_at",
+            "note",
+            "currency",
+            "capex",
+            "gpu_count",
+            "price_per_gpu_hour",
+            "utilization",
+            "platform_fee",
+            "power_active_kw",
+            "power_idle_kw",
+            "energy_price_kwh",
+            "pue",
+            "colo_month",
+            "other_opex_month",
+            "horizon_months",
+            "discount_rate_annual",
+            "residual_value",
+            "target_payback_months",
+            "rent_price_per_gpu_hour",
+            "hours_per_month",
+            "revenue_month",
+            "energy_month",
+            "net_month",
+            "payback_months",
+            "npv",
+            "irr_annual",
+            "breakeven_utilization_target",
+            "breakeven_utilization_opex",
+            "buy_vs_rent_breakeven_utilization",
+        ]
+        read_only_fields = fields
+
+
+class WorkloadSerializer(serializers.ModelSerializer):
+    preset = serializers.ChoiceField(
+        choices=ModelPreset.choices, required=False, allow_blank=True, default=""
+    )
+    overhead_fraction = _decimal(
+        4, 3, min_value=Decimal("0"), max_value=Decimal("1"), default=Decimal("0.12")
+    )
+
+    class Meta:
+        model = Workload
+        fields = [
+            "preset",
+            "params_b",
+            "layers",
+            "kv_heads",
+            "head_dim",
+            "mla_latent_dim",
+            "weights_dtype",
+            "kv_dtype",
+            "context_tokens",
+            "concurrency",
+            "tensor_parallel_gpus",
+            "overhead_fraction",
+            "updated_at",
+        ]
+        read_only_fields = ["updated_at"]
+        extra_kwargs = {
+            "params_b": {"min_value": Decimal("0.001")},
+            "context_tokens": {"min_value": 1},
+            "concurrency": {"min_value": 1},
+            "tensor_parallel_gpus": {"min_value": 1},
+        }
+
+
+class SizingResultSerializer(serializers.Serializer):
+    """VRAM sizing: GB = 10^9 bytes, GiB = 2^30 bytes."""
+
+    weights_gb = serializers.FloatField()
+    weights_gib = serializers.FloatField()
+    kv_bytes_per_token = serializers.IntegerField()
+    kv_cache_gb = serializers.FloatField()
+    kv_cache_gib = serializers.FloatField()
+    overhead_gb = serializers.FloatField()
+    total_gb = serializers.FloatField()
+    total_gib = serializers.FloatField()
+    per_gpu_gb = serializers.FloatField()
+    per_gpu_gib = serializers.FloatField()
+    total_vram_gb = serializers.FloatField(allow_null=True)
+    fits = serializers.BooleanField(allow_null=True)
+    headroom_gb = serializers.FloatField(allow_null=True)
+
+
+class WorkloadWithSizingSerializer(serializers.Serializer):
+    workload = WorkloadSerializer()
+    sizing = SizingResultSerializer()
+
+
+class GateCheckSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    ok = serializers.BooleanField()
+    summary = serializers.CharField()
+    numbers = serializers.DictField()
+
+
+class ApprovalChecksSerializer(serializers.Serializer):
+    approvable = serializers.BooleanField()
+    override_reason = serializers.CharField()
+    checks = GateCheckSerializer(many=True)

@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from orders.api.serializers import (
+    ApprovalChecksSerializer,
+    ApproveSerializer,
     OrderSerializer,
     ReasonSerializer,
+    ROIAssessmentSerializer,
+    ROIInputSerializer,
+    ROIResultSerializer,
     ServerConfigurationSerializer,
+    SizingResultSerializer,
     TransitionSerializer,
+    WorkloadSerializer,
+    WorkloadWithSizingSerializer,
 )
-from orders.filters import OrderFilter, ServerConfigurationFilter
-from orders.models import Order, ServerConfiguration
+from orders.filters import OrderFilter, ROIAssessmentFilter, ServerConfigurationFilter
+from orders.models import Order, ROIAssessment, ServerConfiguration, Workload
+from orders.selectors import approval_checks, order_sizing
 from orders.services import (
     REASON_REQUIRED,
     TRANSITION_SERVICES,
@@ -25,9 +37,13 @@ from orders.services import (
     configuration_update,
     order_create,
     order_update,
+    roi_assess,
+    roi_preview,
+    workload_set,
 )
+from werkbank.access import is_pm
 from werkbank.api.serializers import AuditEventSerializer
-from werkbank.api.viewsets import ScopedViewSet
+from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet
 from werkbank.models import AuditEvent
 
 
@@ -59,7 +75,13 @@ class ServerConfigurationViewSet(ScopedViewSet):
 
 def _transition_action(name: str) -> Any:
     """Build the POST action for one transition; its body is a note, or a reason where one is required."""
-    input_serializer = ReasonSerializer if name in REASON_REQUIRED else TransitionSerializer
+    input_serializer = (
+        ReasonSerializer
+        if name in REASON_REQUIRED
+        else ApproveSerializer
+        if name == "approve"
+        else TransitionSerializer
+    )
     service = TRANSITION_SERVICES[name]
 
     @extend_schema(request=input_serializer, responses={200: OrderSerializer}, summary=service.__doc__)
@@ -110,3 +132,102 @@ class OrderViewSet(ScopedViewSet):
         order = self.get_object()
         events: QuerySet = AuditEvent.objects.for_object(order).select_related("actor")
         return Response(AuditEventSerializer(events, many=True).data)
+
+    @extend_schema(
+        methods=["GET"],
+        responses={200: ROIAssessmentSerializer(many=True)},
+        summary="The order's ROI versions.",
+    )
+    @extend_schema(
+        methods=["POST"],
+        request=ROIInputSerializer,
+        responses={201: ROIAssessmentSerializer},
+        summary="Save a new ROI assessment version (the latest one counts for approval).",
+    )
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        url_path="roi-assessments",
+        pagination_class=None,
+        filterset_class=None,
+    )
+    def roi_assessments(self, request: Request, pk: str | None = None) -> Response:
+        order = self.get_object()
+        if request.method == "GET":
+            return Response(
+                ROIAssessmentSerializer(
+                    order.roi_assessments.select_related("created_by", "order"), many=True
+                ).data
+            )
+        payload = ROIInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        assessment = roi_assess(order=order, actor=request.user, **payload.validated_data)
+        return Response(ROIAssessmentSerializer(assessment).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        methods=["GET"], responses={200: WorkloadWithSizingSerializer}, summary="Workload and VRAM sizing."
+    )
+    @extend_schema(
+        methods=["PUT"],
+        request=WorkloadSerializer,
+        responses={200: WorkloadWithSizingSerializer},
+        summary="Set the customer's workload (a preset or an explicit architecture).",
+    )
+    @action(detail=True, methods=["get", "put"], pagination_class=None, filterset_class=None)
+    def workload(self, request: Request, pk: str | None = None) -> Response:
+        order = self.get_object()
+        if request.method == "PUT":
+            payload = WorkloadSerializer(data=request.data)
+            payload.is_valid(raise_exception=True)
+            workload_set(order=order, actor=request.user, **payload.validated_data)
+        workload = Workload.objects.filter(order=order).first()
+        if workload is None:
+            raise NotFound(f"Order {order.reference} has no workload yet.")
+        sizing = order_sizing(order=order)
+        return Response(
+            {"workload": WorkloadSerializer(workload).data, "sizing": SizingResultSerializer(sizing).data}
+        )
+
+    @extend_schema(
+        responses={200: ApprovalChecksSerializer}, summary="The approval gate's checks with their numbers."
+    )
+    @action(
+        detail=True, methods=["get"], url_path="approval-checks", pagination_class=None, filterset_class=None
+    )
+    def approval_checks(self, request: Request, pk: str | None = None) -> Response:
+        order = self.get_object()
+        checks = approval_checks(order=order)
+        return Response(
+            {
+                "approvable": all(check.ok for check in checks),
+                "override_reason": order.approval_override_reason,
+                "checks": [asdict(check) for check in checks],
+            }
+        )
+
+
+class ROIAssessmentViewSet(ScopedReadOnlyViewSet):
+    """Every ROI assessment version the user may see; `preview` computes one without saving."""
+
+    queryset = ROIAssessment.objects.select_related("order", "created_by")
+    serializer_class = ROIAssessmentSerializer
+    filterset_class = ROIAssessmentFilter
+    ordering_fields = ["created_at", "version"]
+
+    @extend_schema(
+        request=ROIInputSerializer, responses={200: ROIResultSerializer}, summary="Compute without saving."
+    )
+    @action(detail=False, methods=["post"], pagination_class=None, filterset_class=None)
+    def preview(self, request: Request) -> Response:
+        if not is_pm(request.user):
+            raise PermissionDenied("Only project managers compute ROI previews.")
+        payload = ROIInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        values = {
+            key: value for key, value in payload.validated_data.items() if key not in {"currency", "note"}
+        }
+        result = roi_preview(**values)
+        data = asdict(result)
+        if data["payback_months"] == float("inf"):
+            data["payback_months"] = None
+        return Response(ROIResultSerializer(data).data)

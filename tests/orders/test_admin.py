@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 
@@ -37,7 +39,9 @@ def test_pm_pages_open(pm_browser, url):
 
 
 def test_order_page_shows_status_read_only_and_the_timeline(pm_browser, tenants):
-    order = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
+    order = factories.pass_gate(
+        factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
+    )
     pm_browser.post(
         "/admin/orders/order/",
         {
@@ -57,7 +61,7 @@ def test_admin_create_goes_through_the_service(pm_browser, tenants):
     response = pm_browser.post(
         "/admin/orders/order/add/",
         {"customer": tenants.customer_a.pk, "configuration": configuration.pk, "server_count": 3,
-         "warranty_months": 60, "notes": ""},
+         "warranty_months": 60, "notes": "", "circuit_phases": 1},
     )  # fmt: skip
     assert response.status_code == 302, response.content.decode()[:2000]
     event = AuditEvent.objects.get(verb="order.create")
@@ -116,3 +120,48 @@ def test_staff_who_is_not_a_pm_sees_nothing(client, tenants):
 def test_customer_member_cannot_open_the_admin(client, tenants):
     client.force_login(tenants.user_a)
     assert client.get("/admin/orders/order/").status_code == 302
+
+
+def test_admin_approval_goes_through_the_gate_and_takes_an_override(pm_browser, tenants):
+    order = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
+    action = {
+        "action": "action_approve",
+        ACTION_CHECKBOX_NAME: [order.pk],
+        "apply": "1",
+        "transition_text": "",
+    }
+    refused = pm_browser.post("/admin/orders/order/", action, follow=True)
+    assert "No ROI assessment yet" in refused.content.decode()
+    order.refresh_from_db()
+    assert order.status == OrderStatus.ROI_REVIEW
+
+    pm_browser.post("/admin/orders/order/", {**action, "override_reason": "Framework contract"}, follow=True)
+    order.refresh_from_db()
+    assert (order.status, order.approval_override_reason) == (OrderStatus.APPROVED, "Framework contract")
+    page = pm_browser.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "Approved by override:</strong> Framework contract" in page
+
+
+def test_order_page_shows_the_gate_with_its_inputs(pm_browser, tenants):
+    order = factories.pass_gate(
+        factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
+    )
+    page = pm_browser.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'Approval gate: <span class="gate-ok">all checks pass</span>' in page
+    assert "Price per GPU-hour" in page and "0.9000" in page
+    assert "H, hours per month" in page and ">730<" in page
+    assert "Power budget (one server)" in page
+
+
+def test_roi_assessment_added_in_the_admin_is_computed_by_the_service(pm_browser, tenants):
+    order = factories.OrderFactory(customer=tenants.customer_a)
+    form = {
+        "order": order.pk, "currency": "USD", "capex": "100000", "gpu_count": 8, "price_per_gpu_hour": "1.00",
+        "utilization": "0.6", "platform_fee": "0", "power_active_kw": "6.3", "power_idle_kw": "1.2",
+        "energy_price_kwh": "0.15", "pue": "1.3", "colo_month": "600", "other_opex_month": "0",
+        "horizon_months": 36, "discount_rate_annual": "0.10", "residual_value": "0", "note": "",
+    }  # fmt: skip
+    response = pm_browser.post("/admin/orders/roiassessment/add/", form)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assessment = order.roi_assessments.get()
+    assert (assessment.version, assessment.net_month) == (1, Decimal("2297.59"))

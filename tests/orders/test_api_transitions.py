@@ -38,7 +38,7 @@ def _url(order: Order, action: str) -> str:
 def test_transition_allowed(
     tenants, django_capture_on_commit_callbacks, action, source, target, refused_from, body
 ):
-    order = factories.OrderFactory(customer=tenants.customer_a, status=source)
+    order = factories.pass_gate(factories.OrderFactory(customer=tenants.customer_a, status=source))
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client(tenants.pm).post(_url(order, action), body, format="json")
 
@@ -65,7 +65,7 @@ def test_transition_allowed(
 def test_transition_refused_from_the_wrong_status(
     tenants, django_capture_on_commit_callbacks, action, source, target, refused_from, body
 ):
-    order = factories.OrderFactory(customer=tenants.customer_a, status=refused_from)
+    order = factories.pass_gate(factories.OrderFactory(customer=tenants.customer_a, status=refused_from))
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client(tenants.pm).post(_url(order, action), body, format="json")
 
@@ -148,7 +148,7 @@ def test_notification_is_sent_once_per_transition(tenants, django_capture_on_com
 def test_german_customer_gets_a_german_notice(tenants, django_capture_on_commit_callbacks):
     tenants.customer_a.language = "de"
     tenants.customer_a.save(update_fields=["language"])
-    order = factories.OrderFactory(customer=tenants.customer_a, status=S.ROI_REVIEW)
+    order = factories.pass_gate(factories.OrderFactory(customer=tenants.customer_a, status=S.ROI_REVIEW))
     with django_capture_on_commit_callbacks(execute=True):
         api_client(tenants.pm).post(_url(order, "approve"), {}, format="json")
     assert mail.outbox[0].subject == f"[Werkbank] Auftrag {order.reference}: Freigegeben"

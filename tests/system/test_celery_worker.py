@@ -25,7 +25,7 @@ def _wait_for(condition: Callable[[], bool], worker, seconds: float = 30) -> Non
 
 
 def test_notification_runs_exactly_once_per_transition(tenants, celery_worker):
-    order = factories.OrderFactory(customer=tenants.customer_a)
+    order = factories.pass_gate(factories.OrderFactory(customer=tenants.customer_a))
     pm = api_client(tenants.pm)
 
     # The transition commits, and only then is the task published to Redis for the worker.

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from orders.choices import OrderStatus
+from orders.models import Workload
 from orders.services import TRANSITION_SERVICES
 from tests import factories
 from tests.conftest import Tenants, api_client
@@ -38,6 +39,9 @@ class World:
 def world(tenants: Tenants) -> World:
     order_a = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
     order_b = factories.OrderFactory(customer=tenants.customer_b)
+    factories.ROIAssessmentFactory(order=order_a)
+    factories.ROIAssessmentFactory(order=order_b)
+    Workload.objects.create(order=order_a, preset="llama-3.1-8b", context_tokens=8192)
     return World(t=tenants, order_a=order_a, order_b=order_b, part=order_a.configuration.lines.first().part)
 
 
@@ -125,6 +129,59 @@ def _order_action(action: str) -> Callable[[World], None]:
     return case
 
 
+def order_roi_assessments(w: World) -> None:
+    url = f"/api/v1/orders/{w.order_a.pk}/roi-assessments/"
+    _assert_404(w.intruders, "get", url)
+    _assert_404(w.intruders, "post", url, ROI_BODY)
+    assert w.order_a.roi_assessments.count() == 1
+
+
+def order_workload(w: World) -> None:
+    url = f"/api/v1/orders/{w.order_a.pk}/workload/"
+    _assert_404(w.intruders, "get", url)
+    _assert_404(w.intruders, "put", url, {"preset": "glm-4.6", "context_tokens": 1})
+    assert Workload.objects.get(order=w.order_a).preset == "llama-3.1-8b"
+
+
+def order_approval_checks(w: World) -> None:
+    _assert_404(w.intruders, "get", f"/api/v1/orders/{w.order_a.pk}/approval-checks/")
+
+
+def roi_assessment_list(w: World) -> None:
+    mine = w.order_b.roi_assessments.get().pk
+    assert _ids(api_client(w.t.user_b).get("/api/v1/roi-assessments/")) == {mine}
+    for user in (w.t.user_p, w.t.user_q, w.t.outsider):
+        assert _ids(api_client(user).get("/api/v1/roi-assessments/")) == set()
+    response = api_client(w.t.user_b).get(f"/api/v1/roi-assessments/?order={w.order_a.pk}")
+    assert response.status_code == 400
+
+
+def roi_assessment_detail(w: World) -> None:
+    _assert_404(w.intruders, "get", f"/api/v1/roi-assessments/{w.order_a.roi_assessments.get().pk}/")
+
+
+def roi_assessment_preview(w: World) -> None:
+    # Not tenant data, but a PM tool: members are refused, and nothing is saved for anyone.
+    for user in w.intruders:
+        assert (
+            api_client(user).post("/api/v1/roi-assessments/preview/", ROI_BODY, format="json").status_code
+            == 403
+        )
+
+
+ROI_BODY = {
+    "capex": "100000",
+    "gpu_count": 8,
+    "price_per_gpu_hour": "1.00",
+    "utilization": "0.6",
+    "power_active_kw": "6.3",
+    "power_idle_kw": "1.2",
+    "energy_price_kwh": "0.15",
+    "pue": "1.3",
+    "colo_month": "600",
+}
+
+
 def foreign_key_writes(w: World) -> None:
     """A PM-only write path, but the serializer still refuses rows the writer cannot see."""
     response = api_client(w.t.user_b).post(
@@ -145,6 +202,12 @@ CASES: dict[str, Callable[[World], None]] = {
     "order-list": order_list,
     "order-detail": order_detail,
     "order-events": order_events,
+    "order-roi-assessments": order_roi_assessments,
+    "order-workload": order_workload,
+    "order-approval-checks": order_approval_checks,
+    "roi-assessment-list": roi_assessment_list,
+    "roi-assessment-detail": roi_assessment_detail,
+    "roi-assessment-preview": roi_assessment_preview,
     **{
         f"order-{name.replace('_', '-')}": _order_action(name.replace("_", "-"))
         for name in TRANSITION_SERVICES

@@ -1,0 +1,268 @@
+"""Order reads: the checks of the approval gate, computed from the order, its configuration and workload.
+
+The arithmetic lives in `orders.formulas` (pure, no Django); this module feeds it from the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Sum
+
+from inventory.choices import PartCategory
+from orders import formulas
+from orders.models import Order, ROIAssessment, Workload
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One check of the approval gate: its verdict, a sentence with the numbers, and the numbers."""
+
+    name: str
+    ok: bool
+    summary: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+def latest_assessment(*, order: Order) -> ROIAssessment | None:
+    """The ROI assessment that counts: the highest version."""
+    return order.roi_assessments.order_by("-version").first()
+
+
+def configuration_gpus(*, order: Order) -> tuple[int, float | None]:
+    """How many GPUs one server of the order has, and the VRAM of each (GB)."""
+    gpu_lines = order.configuration.lines.filter(part__category=PartCategory.GPU).select_related("part")
+    count = sum(line.quantity for line in gpu_lines)
+    vram = min((line.part.vram_gb for line in gpu_lines if line.part.vram_gb), default=None)
+    return count, float(vram) if vram is not None else None
+
+
+def configuration_load_w(*, order: Order) -> int:
+    """The sum of the parts' TDP × quantity of one server (DC side)."""
+    total = order.configuration.lines.filter(part__tdp_w__isnull=False).aggregate(
+        load=Sum(F("part__tdp_w") * F("quantity"))
+    )["load"]
+    return int(total or 0)
+
+
+def power_inputs(*, order: Order) -> formulas.PowerInputs:
+    configuration = order.configuration
+    return formulas.PowerInputs(
+        psu_count=configuration.psu_count,
+        psu_rating_w=configuration.psu_rating_w,
+        redundant=configuration.psu_redundant,
+        load_w=configuration_load_w(order=order),
+        efficiency=settings.WERKBANK_PSU_EFFICIENCY,
+        headroom=settings.WERKBANK_PSU_HEADROOM,
+        circuit_v=order.circuit_v,
+        circuit_a=order.circuit_a,
+        phases=order.circuit_phases,
+    )
+
+
+def order_power_budget(*, order: Order) -> formulas.PowerResult:
+    """The power budget of one server of the order."""
+    return formulas.power_budget(power_inputs(order=order))
+
+
+def sizing_inputs(*, workload: Workload, order: Order) -> formulas.SizingInputs:
+    gpu_count, vram_gb = configuration_gpus(order=order)
+    common = {
+        "weights_dtype": workload.weights_dtype,
+        "kv_dtype": workload.kv_dtype,
+        "context_tokens": workload.context_tokens,
+        "concurrency": workload.concurrency,
+        "overhead_fraction": float(workload.overhead_fraction),
+        "tensor_parallel_gpus": workload.tensor_parallel_gpus,
+        "gpu_vram_gb": vram_gb,
+        "gpu_count": gpu_count or None,
+    }
+    if workload.preset:
+        return formulas.sizing_inputs_from_preset(workload.preset, **common)
+    return formulas.SizingInputs(
+        params_b=float(workload.params_b) if workload.params_b is not None else 0.0,
+        layers=workload.layers or 0,
+        kv_heads=workload.kv_heads or 0,
+        head_dim=workload.head_dim or 0,
+        mla_latent_dim=workload.mla_latent_dim,
+        **common,
+    )
+
+
+def order_sizing(*, order: Order) -> formulas.SizingResult | None:
+    """The VRAM sizing of the order's workload on its configuration's GPUs; None without a workload."""
+    workload = Workload.objects.filter(order=order).first()
+    if workload is None:
+        return None
+    return formulas.sizing(sizing_inputs(workload=workload, order=order))
+
+
+def _fmt(value: float | None, unit: str = "", digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}{unit}"
+
+
+def approval_checks(*, order: Order) -> list[GateCheck]:
+    """Every check of the approval gate, passed or failed, with its numbers.
+
+    1. The latest ROI assessment pays back within the target (setting WERKBANK_PAYBACK_TARGET_MONTHS).
+    2. The workload, when one is given, fits the configuration's VRAM per GPU.
+    3. The power budget holds: PSUs with headroom, and the circuit when one is given.
+    """
+    checks = []
+    target = settings.WERKBANK_PAYBACK_TARGET_MONTHS
+    assessment = latest_assessment(order=order)
+    if assessment is None:
+        checks.append(GateCheck("roi", False, "No ROI assessment yet: add one before approval."))
+    else:
+        payback = float(assessment.payback_months) if assessment.payback_months is not None else None
+        ok = payback is not None and payback <= target
+        summary = (
+            f"ROI v{assessment.version}: payback {_fmt(payback, ' months')} "
+            f"against a target of {target:g} months "
+            f"(net {assessment.net_month:,} {assessment.currency}/month, H = {assessment.hours_per_month} h)."
+            if payback is not None
+            else f"ROI v{assessment.version}: never pays back (net {assessment.net_month:,} "
+            f"{assessment.currency}/month ≤ 0); the target is {target:g} months."
+        )
+        checks.append(
+            GateCheck(
+                "roi",
+                ok,
+                summary,
+                {
+                    "version": assessment.version,
+                    "payback_months": payback,
+                    "target_months": target,
+                    "net_month": float(assessment.net_month),
+                },
+            )
+        )
+
+    sizing = order_sizing(order=order)
+    if sizing is not None:
+        if sizing.fits is None:
+            checks.append(GateCheck("vram", False, "The configuration has no GPU with a known VRAM size."))
+        else:
+            checks.append(
+                GateCheck(
+                    "vram",
+                    bool(sizing.fits),
+                    f"Workload needs {_fmt(sizing.per_gpu_gb, ' GB')} per GPU "
+                    f"({_fmt(sizing.per_gpu_gib, ' GiB')}; weights {_fmt(sizing.weights_gb, ' GB')}, "
+                    f"KV cache {_fmt(sizing.kv_cache_gb, ' GB')}, "
+                    f"overhead {_fmt(sizing.overhead_gb, ' GB')} in total); "
+                    f"headroom {_fmt(sizing.headroom_gb, ' GB')} per GPU.",
+                    {
+                        "per_gpu_gb": sizing.per_gpu_gb,
+                        "total_gb": sizing.total_gb,
+                        "headroom_gb": sizing.headroom_gb,
+                    },
+                )
+            )
+
+    power = order_power_budget(order=order)
+    checks.append(
+        GateCheck(
+            "psu",
+            bool(power.psu_ok),
+            f"PSU demand {_fmt(power.psu_demand_w, ' W', 0)} (TDP sum / efficiency) against "
+            f"{_fmt(power.usable_with_headroom_w, ' W', 0)} usable with headroom "
+            f"({_fmt(power.usable_w, ' W', 0)} usable of {_fmt(power.installed_w, ' W', 0)} installed); "
+            f"margin {_fmt(power.psu_margin_w, ' W', 0)} ({_fmt(power.psu_margin_pct, ' %')}).",
+            {
+                "psu_demand_w": power.psu_demand_w,
+                "usable_w": power.usable_w,
+                "psu_margin_w": power.psu_margin_w,
+            },
+        )
+    )
+    if power.circuit_ok is not None:
+        checks.append(
+            GateCheck(
+                "circuit",
+                bool(power.circuit_ok),
+                f"Wall power {_fmt(power.wall_w, ' W', 0)} against the circuit's continuous limit "
+                f"{_fmt(power.circuit_continuous_w, ' W', 0)} "
+                f"(80 % of {order.circuit_phases}× {order.circuit_v} V × {order.circuit_a} A); "
+                f"margin {_fmt(power.circuit_margin_w, ' W', 0)} "
+                f"({_fmt(power.circuit_margin_pct, ' %')}).",
+                {"wall_w": power.wall_w, "circuit_continuous_w": power.circuit_continuous_w},
+            )
+        )
+    return checks
+
+
+ROI_INPUT_LABELS = [
+    ("capex", "Capex"),
+    ("gpu_count", "GPUs"),
+    ("price_per_gpu_hour", "Price per GPU-hour"),
+    ("utilization", "Utilisation"),
+    ("platform_fee", "Platform fee"),
+    ("power_active_kw", "Power at full load (kW)"),
+    ("power_idle_kw", "Power at idle (kW)"),
+    ("energy_price_kwh", "Energy price per kWh"),
+    ("pue", "PUE"),
+    ("colo_month", "Colocation per month"),
+    ("other_opex_month", "Other opex per month"),
+    ("horizon_months", "Horizon (months)"),
+    ("discount_rate_annual", "Discount rate per year"),
+    ("residual_value", "Residual value"),
+    ("target_payback_months", "Target payback (months)"),
+    ("rent_price_per_gpu_hour", "Rental price to compare (per GPU-hour)"),
+]
+ROI_OUTPUT_LABELS = [
+    ("hours_per_month", "H, hours per month"),
+    ("revenue_month", "Revenue per month = N × H × U × P × (1 − f)"),
+    ("energy_month", "Energy per month = kW_avg × H × PUE × c"),
+    ("net_month", "Net per month = revenue − energy − colo − other"),
+    ("payback_months", "Payback (months) = capex / net"),
+    ("npv", "NPV over the horizon"),
+    ("irr_annual", "IRR per year"),
+    ("breakeven_utilization_target", "Utilisation for the target payback"),
+    ("breakeven_utilization_opex", "Utilisation at which net = 0"),
+    ("buy_vs_rent_breakeven_utilization", "Buy-vs-rent break-even utilisation"),
+]
+
+
+def order_gate_report(*, order: Order) -> dict[str, Any]:
+    """Everything the admin and the PM page show about the gate: checks, ROI, sizing and power with inputs."""
+    assessment = latest_assessment(order=order)
+    workload = Workload.objects.filter(order=order).first()
+    power_in = power_inputs(order=order)
+    report: dict[str, Any] = {
+        "order": order,
+        "checks": approval_checks(order=order),
+        "assessment": assessment,
+        "workload": workload,
+        "sizing": order_sizing(order=order) if workload else None,
+        "power_inputs": power_in,
+        "power": formulas.power_budget(power_in),
+    }
+    report["failed_checks"] = [check for check in report["checks"] if not check.ok]
+    report["approvable"] = not report["failed_checks"]
+    if assessment is not None:
+        report["roi_inputs"] = [(label, getattr(assessment, key)) for key, label in ROI_INPUT_LABELS]
+        report["roi_outputs"] = [(label, getattr(assessment, key)) for key, label in ROI_OUTPUT_LABELS]
+    return report
+
+
+def assessment_result(*, assessment: ROIAssessment) -> formulas.ROIResult:
+    """Recompute a saved assessment from its stored inputs (for the cash-flow series, which is not stored)."""
+    values = {
+        field: getattr(assessment, field)
+        for field in (
+            "capex", "gpu_count", "price_per_gpu_hour", "utilization", "platform_fee", "power_active_kw",
+            "power_idle_kw", "energy_price_kwh", "pue", "colo_month", "other_opex_month", "horizon_months",
+            "discount_rate_annual", "residual_value", "target_payback_months", "rent_price_per_gpu_hour",
+        )
+    }  # fmt: skip
+    return formulas.roi(
+        formulas.ROIInputs(
+            **{
+                key: (None if value is None else value if isinstance(value, int) else float(value))
+                for key, value in values.items()
+            }
+        )
+    )
