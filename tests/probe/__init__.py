@@ -1,0 +1,1 @@
+"""Tests of the stdlib-only GPU probe (no Django, no database)."""
