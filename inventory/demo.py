@@ -1,15 +1,17 @@
-"""Demo data of the inventory: the parts of the seeds' three configurations.
+"""Demo data of the inventory: EU suppliers and the parts of the seeds' three configurations.
 
-Where a seed is silent, the part's name says "assumed".
+Where a seed is silent, the part's name says "assumed". Suppliers, list prices and lots are invented for
+the demo; the seeds only say "EU-Bezug, gleiche Fertigungslose".
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from inventory.choices import PartCategory
-from inventory.models import Part
-from inventory.services import part_create
+from inventory.models import Part, Supplier
+from inventory.services import part_create, supplier_create
 from werkbank.demo_context import DemoContext
 
 PARTS: dict[str, dict[str, Any]] = {
@@ -145,10 +147,72 @@ PARTS: dict[str, dict[str, Any]] = {
 }
 
 
+SUPPLIERS = {
+    "gpu": {
+        "name": "EuroGPU Distribution GmbH",
+        "country": "DE",
+        "vat_id": "DE298765431",
+        "contact_email": "orders@eurogpu.example",
+    },
+    "host": {
+        "name": "Nordic Memory & Compute AB",
+        "country": "SE",
+        "vat_id": "SE556677889901",
+        "contact_email": "sales@nordicmc.example",
+    },
+    "chassis": {
+        "name": "Bohemia Server Parts s.r.o.",
+        "country": "CZ",
+        "vat_id": "CZ27654321",
+        "contact_email": "obchod@bohemia-parts.example",
+    },
+    "non_eu": {
+        "name": "Shenzhen Chassis Works Ltd.",
+        "country": "CN",
+        "vat_id": "",
+        "contact_email": "export@szchassis.example",
+    },
+}
+
+# Part key: (supplier key, list price in EUR)
+PURCHASING = {
+    "rtx5090": ("gpu", "2400"),
+    "pro6000": ("gpu", "8200"),
+    "pro6000maxq": ("gpu", "8200"),
+    "epyc9754": ("host", "4500"),
+    "epyc9554": ("host", "3800"),
+    "epyc7643": ("host", "1300"),
+    "ddr5-64": ("host", "420"),
+    "ddr5-32": ("host", "210"),
+    "ddr4-32": ("host", "90"),
+    "turin2d24g": ("chassis", "1100"),
+    "990pro-4t": ("chassis", "300"),
+    "990pro-2t": ("chassis", "170"),
+    "crps1600": ("chassis", "380"),
+    "chassis-6u": ("chassis", "2200"),
+    "chassis-4u": ("chassis", "4800"),
+    "chassis-7u": ("chassis", "2600"),
+}
+
+
 def seed(context: DemoContext) -> None:
+    suppliers = {}
+    for key, values in SUPPLIERS.items():
+        supplier = Supplier.objects.filter(name=values["name"]).first()
+        if supplier is None:
+            supplier = supplier_create(actor=context.pm, **values)
+            context.created += 1
+        suppliers[key] = supplier
+    context.extra["suppliers"] = suppliers
     for key, values in PARTS.items():
         part = Part.objects.filter(manufacturer=values["manufacturer"], mpn=values["mpn"]).first()
         if part is None:
-            part = part_create(actor=context.pm, **values)
+            supplier_key, price = PURCHASING[key]
+            part = part_create(
+                actor=context.pm,
+                **values,
+                preferred_supplier=suppliers[supplier_key],
+                list_price=Decimal(price),
+            )
             context.created += 1
         context.parts[key] = part

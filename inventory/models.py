@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import models
-from django.db.models import Exists, Q
+from django.db.models import Exists, F, OuterRef, Q
 
-from inventory.choices import PartCategory
+from inventory.choices import ComponentStatus, PartCategory, PurchaseOrderStatus
+from inventory.eu import is_eu
 from werkbank.access import VisibleToQuerySet, member_organizations
+from werkbank.choices import OrganizationKind
+from werkbank.models import Organization
 
 
 class PartQuerySet(VisibleToQuerySet):
@@ -30,6 +34,16 @@ class Part(models.Model):
     pcie_lanes = models.PositiveSmallIntegerField("PCIe lanes", null=True, blank=True)
     u_height = models.PositiveSmallIntegerField("Height (U)", null=True, blank=True)
     specs = models.JSONField(default=dict, blank=True, help_text="Further specs, e.g. capacity_gb, cores")
+    list_price = models.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="Expected unit price (EUR) for new POs",
+    )
+    preferred_supplier = models.ForeignKey(
+        "inventory.Supplier", null=True, blank=True, on_delete=models.SET_NULL, related_name="preferred_parts"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = PartQuerySet.as_manager()
@@ -58,6 +72,11 @@ class Part(models.Model):
                 violation_error_message="Only a chassis has a U height, of at least 1U.",
             ),
             models.CheckConstraint(
+                condition=Q(list_price__isnull=True) | Q(list_price__gte=0),
+                name="%(app_label)s_%(class)s_list_price_not_negative",
+                violation_error_message="The list price cannot be negative.",
+            ),
+            models.CheckConstraint(
                 condition=Q(pcie_gen__isnull=True) | Q(pcie_gen__gte=1, pcie_gen__lte=7),
                 name="%(app_label)s_%(class)s_pcie_gen_range",
                 violation_error_message="PCIe generation must be between 1 and 7.",
@@ -71,3 +90,278 @@ class Part(models.Model):
 
     def __str__(self) -> str:
         return f"{self.manufacturer} {self.name} ({self.mpn})"
+
+
+class SupplierQuerySet(VisibleToQuerySet):
+    """Suppliers are the PMs' business: members see none (a PO shows its supplier's name)."""
+
+
+class Supplier(models.Model):
+    """A vendor we buy components from. EU membership follows from its country (inventory.eu)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    vat_id = models.CharField("VAT ID", max_length=32, blank=True)
+    country = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2, e.g. DE")
+    contact_name = models.CharField(max_length=200, blank=True)
+    contact_email = models.EmailField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = SupplierQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(country__regex=r"^[A-Z]{2}$"),
+                name="%(app_label)s_%(class)s_country_iso",
+                violation_error_message="The country is a two-letter ISO 3166 code in capitals.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.country})"
+
+    @property
+    def is_eu(self) -> bool:
+        return is_eu(self.country)
+
+
+class PurchaseOrderQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any) -> PurchaseOrderQuerySet:
+        # A partner sees the purchase orders delivered to its workshop; customers see none.
+        return self.filter(deliver_to__in=member_organizations(user, kind=OrganizationKind.PARTNER))
+
+
+class PurchaseOrder(models.Model):
+    """An order to one supplier, PO-YYYY-NNNN, optionally delivered to an assembly partner's workshop."""
+
+    number = models.CharField(max_length=16, unique=True, editable=False)
+    supplier = models.ForeignKey(Supplier, on_delete=models.PROTECT, related_name="purchase_orders")
+    status = models.CharField(
+        max_length=20, choices=PurchaseOrderStatus.choices, default=PurchaseOrderStatus.DRAFT, editable=False
+    )
+    currency = models.CharField(max_length=3, default="EUR")
+    deliver_to = models.ForeignKey(
+        Organization,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="inbound_purchase_orders",
+        help_text="The assembly partner whose workshop receives the goods; empty: our own warehouse.",
+    )
+    non_eu_override_reason = models.TextField(blank=True, editable=False)
+    notes = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = PurchaseOrderQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=PurchaseOrderStatus.values),
+                name="%(app_label)s_%(class)s_status_valid",
+                violation_error_message="Unknown purchase order status.",
+            ),
+            models.CheckConstraint(
+                condition=Q(number__regex=r"^PO-[0-9]{4}-[0-9]{4,}$"),
+                name="%(app_label)s_%(class)s_number_format",
+                violation_error_message="The number has the form PO-YYYY-NNNN.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.number
+
+
+class PurchaseOrderSequence(models.Model):
+    """The last PO number handed out in a year; locked while the next one is taken."""
+
+    year = models.PositiveSmallIntegerField(primary_key=True)
+    last_number = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.year}: {self.last_number}"
+
+
+class PurchaseOrderLineQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any) -> PurchaseOrderLineQuerySet:
+        return self.filter(
+            purchase_order__deliver_to__in=member_organizations(user, kind=OrganizationKind.PARTNER)
+        )
+
+
+class PurchaseOrderLine(models.Model):
+    """One part on a PO: how many were ordered, at what price, and how many have arrived."""
+
+    purchase_order = models.ForeignKey(PurchaseOrder, on_delete=models.CASCADE, related_name="lines")
+    part = models.ForeignKey(Part, on_delete=models.PROTECT, related_name="purchase_order_lines")
+    quantity = models.PositiveIntegerField()
+    unit_price = models.DecimalField(max_digits=12, decimal_places=2)
+    quantity_received = models.PositiveIntegerField(default=0, editable=False)
+
+    objects = PurchaseOrderLineQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["purchase_order", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["purchase_order", "part"],
+                name="%(app_label)s_%(class)s_unique_part",
+                violation_error_message="This part is already on the purchase order.",
+            ),
+            models.CheckConstraint(
+                condition=Q(quantity__gte=1),
+                name="%(app_label)s_%(class)s_quantity_positive",
+                violation_error_message="Quantity must be at least 1.",
+            ),
+            models.CheckConstraint(
+                condition=Q(unit_price__gte=0),
+                name="%(app_label)s_%(class)s_price_not_negative",
+                violation_error_message="The unit price cannot be negative.",
+            ),
+            models.CheckConstraint(
+                condition=Q(quantity_received__lte=F("quantity")),
+                name="%(app_label)s_%(class)s_not_over_received",
+                violation_error_message="More received than ordered.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.purchase_order} · {self.quantity}× {self.part.mpn}"
+
+    @property
+    def remaining(self) -> int:
+        return self.quantity - self.quantity_received
+
+
+class BatchLotQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any) -> BatchLotQuerySet:
+        partners = member_organizations(user, kind=OrganizationKind.PARTNER)
+        return self.filter(
+            Exists(
+                Component.objects.filter(lot=OuterRef("pk"), po_line__purchase_order__deliver_to__in=partners)
+            )
+        )
+
+
+class BatchLot(models.Model):
+    """A manufacturer's production lot of one part, as one supplier delivered it."""
+
+    part = models.ForeignKey(Part, on_delete=models.PROTECT, related_name="lots")
+    supplier = models.ForeignKey(Supplier, on_delete=models.PROTECT, related_name="lots")
+    lot_code = models.CharField(max_length=64)
+    date_code = models.CharField(
+        max_length=16, help_text="Manufacturer date code, e.g. 2526 (year 25, week 26)"
+    )
+    country_of_origin = models.CharField(max_length=2)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = BatchLotQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["part", "supplier", "lot_code"],
+                name="%(app_label)s_%(class)s_unique_lot",
+                violation_error_message="This lot of this part from this supplier already exists.",
+            ),
+            models.CheckConstraint(
+                condition=Q(country_of_origin__regex=r"^[A-Z]{2}$"),
+                name="%(app_label)s_%(class)s_origin_iso",
+                violation_error_message="The country of origin is a two-letter ISO 3166 code in capitals.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.lot_code} ({self.part.mpn})"
+
+
+class ComponentQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any) -> ComponentQuerySet:
+        partners = member_organizations(user, kind=OrganizationKind.PARTNER)
+        return self.filter(Q(holder__in=partners) | Q(po_line__purchase_order__deliver_to__in=partners))
+
+
+class Component(models.Model):
+    """One physical item with a serial number: its part, lot, PO line, status and where it is.
+
+    Status and location change only through inventory.services, which writes a StockMovement each time.
+    """
+
+    part = models.ForeignKey(Part, on_delete=models.PROTECT, related_name="components")
+    manufacturer = models.CharField(
+        max_length=100, editable=False, help_text="Copied from the part: serials are unique per manufacturer"
+    )
+    serial = models.CharField(max_length=64)
+    lot = models.ForeignKey(BatchLot, on_delete=models.PROTECT, related_name="components")
+    po_line = models.ForeignKey(PurchaseOrderLine, on_delete=models.PROTECT, related_name="components")
+    status = models.CharField(
+        max_length=16, choices=ComponentStatus.choices, default=ComponentStatus.IN_STOCK, editable=False
+    )
+    location = models.CharField(max_length=200, editable=False)
+    holder = models.ForeignKey(
+        Organization,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="held_components",
+        editable=False,
+        help_text="The partner workshop that has it; empty: our own warehouse.",
+    )
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ComponentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["part", "serial"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["manufacturer", "serial"],
+                name="%(app_label)s_%(class)s_unique_serial_per_manufacturer",
+                violation_error_message="A component with this serial from this manufacturer already exists.",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=ComponentStatus.values),
+                name="%(app_label)s_%(class)s_status_valid",
+                violation_error_message="Unknown component status.",
+            ),
+        ]
+        indexes = [models.Index(fields=["serial"], name="component_serial")]
+
+    def __str__(self) -> str:
+        return f"{self.part.mpn} {self.serial}"
+
+
+class StockMovementQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any) -> StockMovementQuerySet:
+        return self.filter(component__in=Component.objects.scope_for_member(user))
+
+
+class StockMovement(models.Model):
+    """The ledger: every change of a component's status or location, with who, when and why."""
+
+    component = models.ForeignKey(Component, on_delete=models.CASCADE, related_name="movements")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    from_status = models.CharField(max_length=16, blank=True)
+    to_status = models.CharField(max_length=16)
+    from_location = models.CharField(max_length=200, blank=True)
+    to_location = models.CharField(max_length=200)
+    reason = models.CharField(max_length=500)
+
+    objects = StockMovementQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["component", "created_at", "pk"]
+        indexes = [models.Index(fields=["component", "created_at"], name="movement_component_time")]
+
+    def __str__(self) -> str:
+        return f"{self.component}: {self.from_status or '—'} → {self.to_status}"

@@ -2,14 +2,40 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, Sum
+from django.utils import timezone
 
-from inventory.choices import PartCategory
-from inventory.models import Part
+from inventory.choices import (
+    COMPONENT_TRANSITIONS,
+    PO_TRANSITIONS,
+    RECEIVABLE,
+    ComponentStatus,
+    PartCategory,
+    PurchaseOrderStatus,
+)
+from inventory.eu import normalize_country
+from inventory.models import (
+    BatchLot,
+    Component,
+    Part,
+    PurchaseOrder,
+    PurchaseOrderLine,
+    StockMovement,
+    Supplier,
+)
+from inventory.packing import PackingList, check_against_line
 from werkbank.audit import audit
-from werkbank.errors import InvalidInput
+from werkbank.choices import OrganizationKind
+from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.models import Organization
+from werkbank.services import next_reference
 
 PART_FIELDS = (
     "category",
@@ -22,6 +48,8 @@ PART_FIELDS = (
     "pcie_lanes",
     "u_height",
     "specs",
+    "list_price",
+    "preferred_supplier",
 )
 
 
@@ -64,4 +92,392 @@ def part_update(*, part: Part, actor: Any, **values: Any) -> Part:
     if values:
         locked.save(update_fields=list(values))
     audit(actor=actor, verb="part.update", obj=locked, before=before, after=values)
+    return locked
+
+
+# --- Suppliers -----------------------------------------------------------------------------------------
+
+SUPPLIER_FIELDS = ("name", "vat_id", "country", "contact_name", "contact_email")
+
+
+def _check_country(field: str, code: str) -> str:
+    code = normalize_country(code)
+    if not re.fullmatch(r"[A-Z]{2}", code):
+        raise InvalidInput(field, "must be a two-letter ISO 3166 country code, e.g. DE.")
+    return code
+
+
+@transaction.atomic
+def supplier_create(*, actor: Any, name: str, country: str, **values: Any) -> Supplier:
+    """Register a supplier; its EU membership follows from the country."""
+    country = _check_country("country", country)
+    if Supplier.objects.filter(name=name).exists():
+        raise InvalidInput("name", f"a supplier named {name!r} already exists.")
+    supplier = Supplier.objects.create(name=name, country=country, **values)
+    audit(actor=actor, verb="supplier.create", obj=supplier, after={"country": country, "eu": supplier.is_eu})
+    return supplier
+
+
+@transaction.atomic
+def supplier_update(*, supplier: Supplier, actor: Any, **values: Any) -> Supplier:
+    locked = Supplier.objects.select_for_update().get(pk=supplier.pk)
+    if "country" in values:
+        values["country"] = _check_country("country", values["country"])
+    if "name" in values and Supplier.objects.exclude(pk=locked.pk).filter(name=values["name"]).exists():
+        raise InvalidInput("name", f"a supplier named {values['name']!r} already exists.")
+    before = {key: getattr(locked, key) for key in values}
+    for key, value in values.items():
+        setattr(locked, key, value)
+    if values:
+        locked.save(update_fields=list(values))
+    audit(actor=actor, verb="supplier.update", obj=locked, before=before, after=values)
+    return locked
+
+
+# --- Purchase orders -----------------------------------------------------------------------------------
+
+
+def _check_deliver_to(deliver_to: Organization | None) -> None:
+    if deliver_to is not None and deliver_to.kind != OrganizationKind.PARTNER:
+        raise InvalidInput("deliver_to", f"{deliver_to.name} is not an assembly partner's workshop.")
+
+
+@transaction.atomic
+def po_create(
+    *,
+    actor: Any,
+    supplier: Supplier,
+    lines: Iterable[tuple[Part, int, Decimal]],
+    currency: str = "EUR",
+    deliver_to: Organization | None = None,
+    notes: str = "",
+) -> PurchaseOrder:
+    """Draft a purchase order with its lines (part, quantity, unit price)."""
+    _check_deliver_to(deliver_to)
+    rows = list(lines)
+    if not rows:
+        raise InvalidInput("lines", "a purchase order needs at least one line.")
+    parts = [part.pk for part, _quantity, _price in rows]
+    if len(parts) != len(set(parts)):
+        raise InvalidInput("lines", "a part is listed twice; give it once with its total quantity.")
+    for part, quantity, price in rows:
+        if quantity < 1:
+            raise InvalidInput("lines", f"quantity of {part.mpn} must be at least 1.")
+        if price < 0:
+            raise InvalidInput("lines", f"unit price of {part.mpn} cannot be negative.")
+    po = PurchaseOrder.objects.create(
+        number=next_reference("PO"),
+        supplier=supplier,
+        currency=currency,
+        deliver_to=deliver_to,
+        notes=notes,
+        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+    )
+    PurchaseOrderLine.objects.bulk_create(
+        [
+            PurchaseOrderLine(purchase_order=po, part=part, quantity=quantity, unit_price=price)
+            for part, quantity, price in rows
+        ]
+    )
+    audit(
+        actor=actor,
+        verb="purchase_order.create",
+        obj=po,
+        after={
+            "supplier": supplier.name,
+            "lines": [
+                {"part": part.mpn, "quantity": quantity, "unit_price": price}
+                for part, quantity, price in rows
+            ],
+        },
+    )
+    return po
+
+
+def _po_transition(*, po: PurchaseOrder, actor: Any, target: str, verb: str, note: str = "") -> PurchaseOrder:
+    locked = PurchaseOrder.objects.select_for_update().select_related("supplier").get(pk=po.pk)
+    if target not in PO_TRANSITIONS[locked.status]:
+        sources = [source for source, targets in PO_TRANSITIONS.items() if target in targets]
+        raise RuleViolation(
+            f"Purchase order {locked.number} is {locked.get_status_display().lower()}; to {verb} it must be "
+            f"{' or '.join(PurchaseOrderStatus(source).label.lower() for source in sources)}.",
+            missing=[f"status {' or '.join(sources)}"],
+            code="invalid_transition",
+        )
+    before = locked.status
+    locked.status = target
+    locked.save(update_fields=["status"])
+    audit(
+        actor=actor,
+        verb=f"purchase_order.{verb}",
+        obj=locked,
+        before={"status": before},
+        after={"status": target},
+        note=note,
+    )
+    return locked
+
+
+@transaction.atomic
+def po_send(*, po: PurchaseOrder, actor: Any, note: str = "", override_reason: str = "") -> PurchaseOrder:
+    """draft → sent: the order goes to the supplier. A non-EU supplier needs a PM's written override
+    (seed 000: "EU-Bezug")."""
+    override_reason = (override_reason or "").strip()
+    supplier = po.supplier
+    if not supplier.is_eu and not override_reason:
+        raise RuleViolation(
+            f"Supplier {supplier.name} is in {supplier.country}, outside the EU: "
+            f"sending {po.number} needs an override with a written reason.",
+            missing=[f"an override reason for the non-EU supplier country {supplier.country}"],
+            code="non_eu_supplier",
+        )
+    sent = _po_transition(po=po, actor=actor, target=PurchaseOrderStatus.SENT, verb="send", note=note)
+    sent.sent_at = timezone.now()
+    update = ["sent_at"]
+    if not supplier.is_eu:
+        sent.non_eu_override_reason = override_reason
+        update.append("non_eu_override_reason")
+        audit(
+            actor=actor,
+            verb="purchase_order.non_eu_override",
+            obj=sent,
+            after={"country": supplier.country, "override_reason": override_reason},
+            note=override_reason,
+        )
+    sent.save(update_fields=update)
+    return sent
+
+
+@transaction.atomic
+def po_cancel(*, po: PurchaseOrder, actor: Any, reason: str) -> PurchaseOrder:
+    """draft or sent → cancelled, before anything arrived."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput("reason", "a written reason is required.")
+    return _po_transition(
+        po=po, actor=actor, target=PurchaseOrderStatus.CANCELLED, verb="cancel", note=reason
+    )
+
+
+@transaction.atomic
+def po_close(*, po: PurchaseOrder, actor: Any, note: str = "") -> PurchaseOrder:
+    """received or partially received → closed: nothing more is expected."""
+    return _po_transition(po=po, actor=actor, target=PurchaseOrderStatus.CLOSED, verb="close", note=note)
+
+
+#: The PO transitions by action name, for the API, the admin and the tests.
+PO_TRANSITION_SERVICES = {"send": po_send, "cancel": po_cancel, "close": po_close}
+
+
+# --- Receiving by lot ----------------------------------------------------------------------------------
+
+
+def warehouse_location(holder: Organization | None) -> str:
+    return f"Workshop {holder.name}" if holder is not None else "Warehouse"
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What one receiving call booked."""
+
+    line: PurchaseOrderLine
+    lot: BatchLot
+    lot_created: bool
+    components: list[Component]
+
+
+@transaction.atomic
+def po_line_receive(
+    *, line: PurchaseOrderLine, actor: Any, lot_code: str, date_code: str, origin: str, packing: PackingList
+) -> Receipt:
+    """Book the serials of a packing list into one lot, all or nothing.
+
+    Runs under a row lock on the line, so two receipts for the same line are serialised: the total never
+    exceeds the ordered quantity. Bulk inserts keep the query count independent of the number of serials.
+    """
+    lot_code, date_code = (lot_code or "").strip(), (date_code or "").strip()
+    if not lot_code:
+        raise InvalidInput("lot", "a lot code is required.")
+    if not date_code:
+        raise InvalidInput("date_code", "the manufacturer's date code is required.")
+    origin = _check_country("origin", origin)
+    if not packing.ok:
+        raise InvalidInput("serials", f"{len(packing.errors)} row(s) are invalid.", rows=_row_errors(packing))
+
+    locked = (
+        PurchaseOrderLine.objects.select_for_update(of=("self",))
+        .select_related("purchase_order__supplier", "purchase_order__deliver_to", "part")
+        .get(pk=line.pk)
+    )
+    po = locked.purchase_order
+    if po.status not in RECEIVABLE:
+        raise RuleViolation(
+            f"Purchase order {po.number} is {po.get_status_display().lower()}: "
+            "nothing can be received on it.",
+            missing=["purchase order status sent or partially received"],
+            code="po_not_receivable",
+        )
+    count = len(packing.rows)
+    if count > locked.remaining:
+        raise RuleViolation(
+            f"{count} serials but only {locked.remaining} of {locked.quantity} {locked.part.mpn} remain on "
+            f"{po.number} ({locked.quantity_received} already received).",
+            missing=[f"{count - locked.remaining} more {locked.part.mpn} ordered on {po.number}"],
+            code="over_receiving",
+        )
+    packing = check_against_line(packing, expected_mpn=locked.part.mpn, remaining=locked.remaining)
+    if not packing.ok:
+        raise InvalidInput("serials", f"{len(packing.errors)} row(s) are invalid.", rows=_row_errors(packing))
+    part = locked.part
+    known = dict(
+        Component.objects.filter(
+            manufacturer=part.manufacturer, serial__in=[row.serial for row in packing.rows]
+        ).values_list("serial", "lot__lot_code")
+    )
+    if known:
+        rows = [
+            {
+                "row": row.row,
+                "column": "serial",
+                "message": f"{row.serial} is already known (lot {known[row.serial]}).",
+            }
+            for row in packing.rows
+            if row.serial in known
+        ]
+        raise InvalidInput("serials", f"{len(rows)} serial(s) are already known.", rows=rows)
+
+    lot, lot_created = BatchLot.objects.get_or_create(
+        part=part,
+        supplier=po.supplier,
+        lot_code=lot_code,
+        defaults={"date_code": date_code, "country_of_origin": origin},
+    )
+    if not lot_created and (lot.date_code, lot.country_of_origin) != (date_code, origin):
+        raise RuleViolation(
+            f"Lot {lot_code} of {part.mpn} is on record with date code {lot.date_code} from "
+            f"{lot.country_of_origin}; this receipt says {date_code} from {origin}.",
+            missing=["the lot's recorded date code and country of origin"],
+            code="lot_mismatch",
+        )
+    location = warehouse_location(po.deliver_to)
+    components = Component.objects.bulk_create(
+        [
+            Component(
+                part=part,
+                manufacturer=part.manufacturer,
+                serial=row.serial,
+                lot=lot,
+                po_line=locked,
+                status=ComponentStatus.IN_STOCK,
+                location=location,
+                holder=po.deliver_to,
+            )
+            for row in packing.rows
+        ]
+    )
+    reason = f"Received on {po.number}, lot {lot_code}"
+    StockMovement.objects.bulk_create(
+        [
+            StockMovement(
+                component=component,
+                actor=_actor(actor),
+                to_status=ComponentStatus.IN_STOCK,
+                to_location=location,
+                reason=reason,
+            )
+            for component in components
+        ]
+    )
+    PurchaseOrderLine.objects.filter(pk=locked.pk).update(quantity_received=F("quantity_received") + count)
+    locked.quantity_received += count
+    _settle_po_status(po=po, actor=actor)
+    audit(
+        actor=actor,
+        verb="purchase_order.receive",
+        obj=po,
+        after={
+            "line": locked.pk,
+            "part": part.mpn,
+            "lot": lot_code,
+            "count": count,
+            "received": locked.quantity_received,
+            "ordered": locked.quantity,
+        },
+    )
+    return Receipt(line=locked, lot=lot, lot_created=lot_created, components=components)
+
+
+def _row_errors(packing: PackingList) -> list[dict]:
+    return [error.as_dict() for error in packing.errors]
+
+
+def _actor(actor: Any) -> Any:
+    return actor if getattr(actor, "is_authenticated", False) else None
+
+
+def _settle_po_status(*, po: PurchaseOrder, actor: Any) -> None:
+    """sent/partially received → partially received or received, from the lines' counts."""
+    locked = PurchaseOrder.objects.select_for_update().get(pk=po.pk)
+    totals = locked.lines.aggregate(ordered=Sum("quantity"), received=Sum("quantity_received"))
+    target = (
+        PurchaseOrderStatus.RECEIVED
+        if totals["received"] >= totals["ordered"]
+        else PurchaseOrderStatus.PARTIALLY_RECEIVED
+    )
+    if target != locked.status:
+        _po_transition(po=locked, actor=actor, target=target, verb=target)
+
+
+# --- Components ----------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def component_move(
+    *,
+    components: Iterable[Component],
+    actor: Any,
+    to_status: str,
+    reason: str,
+    location: str | None = None,
+    holder: Organization | bool | None = False,
+) -> list[Component]:
+    """Change the status (and optionally the location and holder) of components, with one ledger row each.
+
+    The apps above call this; nobody sets a component's status directly. `holder=False` keeps the holder.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput("reason", "a reason is required for every stock movement.")
+    ids = [component.pk for component in components]
+    locked = list(Component.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
+    if len(locked) != len(set(ids)):
+        raise RuleViolation("Some components no longer exist.", code="component_missing")
+    refused = [c for c in locked if to_status not in COMPONENT_TRANSITIONS[c.status]]
+    if refused:
+        raise RuleViolation(
+            f"{len(refused)} component(s) cannot become {ComponentStatus(to_status).label.lower()}: "
+            + ", ".join(f"{c.serial} is {c.get_status_display().lower()}" for c in refused[:10]),
+            missing=[f"{c.serial}: a status from which {to_status} is allowed" for c in refused],
+            code="invalid_transition",
+        )
+    movements = []
+    for component in locked:
+        movements.append(
+            StockMovement(
+                component=component,
+                actor=_actor(actor),
+                from_status=component.status,
+                to_status=to_status,
+                from_location=component.location,
+                to_location=location or component.location,
+                reason=reason,
+            )
+        )
+        component.status = to_status
+        if location is not None:
+            component.location = location
+        if holder is not False:
+            component.holder = holder
+    Component.objects.bulk_update(locked, ["status", "location", "holder"])
+    StockMovement.objects.bulk_create(movements)
     return locked

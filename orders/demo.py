@@ -14,13 +14,17 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from inventory.packing import parse_scanner
+from inventory.services import po_line_receive, po_send
 from orders.choices import WarrantyTerm
 from orders.models import Order, ServerConfiguration
 from orders.services import (
     configuration_create,
     order_approve,
     order_create,
+    order_procure,
     order_submit,
+    order_update,
     roi_assess,
     workload_set,
 )
@@ -122,7 +126,8 @@ ORDERS: list[dict[str, Any]] = [
             "overhead_fraction": "0.12",
         },
         "circuit": {},
-        "steps": ["submit", "approve_override"],
+        "steps": ["submit", "approve_override", "procure"],
+        "spare_percent": 5,
     },
     {
         "customer": "NEOXIS AD",
@@ -190,12 +195,15 @@ ORDERS: list[dict[str, Any]] = [
             "overhead_fraction": "0.12",
         },
         "circuit": {"circuit_v": 230, "circuit_a": 16, "circuit_phases": 1},
-        "steps": ["submit", "approve"],
+        "steps": ["submit", "approve", "procure"],
+        "spare_percent": 0,
     },
 ]
 
 
-def _walk(order: Order, step: str, pm: Any) -> Order:
+def _walk(order: Order, step: str, pm: Any, context: DemoContext) -> Order:
+    if step == "procure":
+        return _procure_and_receive(order, pm, context)
     if step == "submit":
         return order_submit(order=order, actor=pm, note="Demo walk-through")
     if step == "approve":
@@ -236,8 +244,10 @@ def seed(context: DemoContext) -> None:
             workload_set(
                 order=order, actor=pm, **{key: _number(value) for key, value in spec["workload"].items()}
             )
+            if spec.get("spare_percent"):
+                order = order_update(order=order, actor=pm, spare_percent=spec["spare_percent"])
             for step in spec["steps"]:
-                order = _walk(order, step, pm)
+                order = _walk(order, step, pm, context)
             context.created += 1
         context.orders[spec["customer"]] = order
 
@@ -247,3 +257,48 @@ def _number(value: Any) -> Any:
     if isinstance(value, str) and value.replace(".", "", 1).isdigit():
         return Decimal(value)
     return value
+
+
+# Country of origin and serial prefix per part category, for the demo's lots.
+ORIGIN = {
+    "gpu": "TW",
+    "cpu": "TW",
+    "memory": "KR",
+    "storage": "KR",
+    "psu": "CN",
+    "chassis": "CZ",
+    "motherboard": "TW",
+}
+
+
+def _procure_and_receive(order: Order, pm: Any, context: DemoContext) -> Order:
+    """Procure the order's parts, send the POs, and receive every line by lot.
+
+    The GPUs of each server come from one lot (seed 000: "gleiche Fertigungslose"); spares form a lot of
+    their own. Serials are generated, deterministic per order.
+    """
+    partner = context.organizations["Kentino Werkstatt"]
+    order = order_procure(order=order, actor=pm, note="Demo walk-through", deliver_to=partner)
+    gpus_per_server = order.configuration.lines.get(part__category="gpu").quantity
+    for link in order.purchase_order_links.select_related("purchase_order"):
+        po = po_send(po=link.purchase_order, actor=pm, note="Sent by e-mail to the supplier")
+        for line in po.lines.select_related("part"):
+            part = line.part
+            batch = gpus_per_server if part.category == "gpu" else line.quantity
+            for lot_index, start in enumerate(range(0, line.quantity, batch), start=1):
+                count = min(batch, line.quantity - start)
+                serials = [
+                    f"{order.reference[-4:]}{part.pk:03d}{start + i + 1:05d}"
+                    if part.category != "gpu"
+                    else f"16{order.pk:02d}{part.pk:03d}{start + i + 1:06d}"
+                    for i in range(count)
+                ]
+                po_line_receive(
+                    line=line,
+                    actor=pm,
+                    lot_code=f"{part.mpn[:10]}-{order.reference[-4:]}-{lot_index:02d}",
+                    date_code="2526",
+                    origin=ORIGIN.get(part.category, "DE"),
+                    packing=parse_scanner("\n".join(serials)),
+                )
+    return order

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from inventory.models import Part
+from inventory.models import Part, PurchaseOrder
 from orders.choices import KVDtype, ModelPreset, OrderStatus, WarrantyTerm, WeightDtype
 from werkbank.access import VisibleToQuerySet, member_organizations
 from werkbank.choices import OrganizationKind
@@ -121,6 +121,9 @@ class Order(models.Model):
     circuit_phases = models.PositiveSmallIntegerField(
         "Circuit phases", default=1, choices=[(1, "1"), (3, "3")]
     )
+    spare_percent = models.PositiveSmallIntegerField(
+        default=0, help_text="Extra components ordered as spares, in percent of the bill of materials."
+    )
     approval_override_reason = models.TextField(
         blank=True, editable=False, help_text="Why a PM approved although a gate check failed."
     )
@@ -151,6 +154,11 @@ class Order(models.Model):
                 violation_error_message="Unknown order status.",
             ),
             models.CheckConstraint(
+                condition=Q(spare_percent__lte=100),
+                name="%(app_label)s_%(class)s_spare_percent_range",
+                violation_error_message="Spares are at most 100 % of the bill of materials.",
+            ),
+            models.CheckConstraint(
                 condition=Q(circuit_phases__in=[1, 3]),
                 name="%(app_label)s_%(class)s_circuit_phases_valid",
                 violation_error_message="A circuit has 1 or 3 phases.",
@@ -173,14 +181,18 @@ class Order(models.Model):
         return self.reference
 
 
-class OrderSequence(models.Model):
-    """The last order number handed out in a year; locked while the next one is taken."""
+class OrderPurchaseOrder(models.Model):
+    """Which purchase orders serve an order. Kept on the orders side: inventory knows nothing of orders."""
 
-    year = models.PositiveSmallIntegerField(primary_key=True)
-    last_number = models.PositiveIntegerField(default=0)
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="purchase_order_links")
+    purchase_order = models.OneToOneField(PurchaseOrder, on_delete=models.PROTECT, related_name="order_link")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["order", "purchase_order"]
 
     def __str__(self) -> str:
-        return f"{self.year}: {self.last_number}"
+        return f"{self.order} ← {self.purchase_order}"
 
 
 class StatusNotice(models.Model):

@@ -16,16 +16,17 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import Max
 from django.template.loader import render_to_string
-from django.utils import timezone, translation
+from django.utils import translation
 
 from inventory.choices import PartCategory
 from inventory.models import Part
+from inventory.services import po_create
 from orders import formulas
 from orders.choices import EDITABLE, STATUS_LABELS_DE, TRANSITIONS, OrderStatus, WarrantyTerm
 from orders.models import (
     ConfigurationLine,
     Order,
-    OrderSequence,
+    OrderPurchaseOrder,
     ROIAssessment,
     ServerConfiguration,
     StatusNotice,
@@ -35,6 +36,7 @@ from werkbank.audit import audit
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import AuditEvent, Organization
+from werkbank.services import next_reference
 
 # --- Configurations ----------------------------------------------------------------------------------
 
@@ -152,15 +154,6 @@ def configuration_update(
 # --- Orders ------------------------------------------------------------------------------------------
 
 
-def _next_reference() -> str:
-    year = timezone.now().year
-    OrderSequence.objects.get_or_create(year=year)
-    sequence = OrderSequence.objects.select_for_update().get(year=year)
-    sequence.last_number += 1
-    sequence.save(update_fields=["last_number"])
-    return f"WB-{year}-{sequence.last_number:04d}"
-
-
 def _check_customer(customer: Organization) -> None:
     if customer.kind != OrganizationKind.CUSTOMER:
         raise InvalidInput("customer", f"{customer.name} is an assembly partner, not a customer.")
@@ -204,7 +197,7 @@ def order_create(
         circuit_v=circuit_v,
         circuit_a=circuit_a,
         circuit_phases=circuit_phases,
-        reference=_next_reference(),
+        reference=next_reference("WB"),
         customer=customer,
         configuration=configuration,
         server_count=server_count,
@@ -229,21 +222,39 @@ def order_create(
 
 @transaction.atomic
 def order_update(*, order: Order, actor: Any, **fields: Any) -> Order:
-    """Change an order's terms while it is a draft. The status changes only through transitions."""
+    """Change an order's terms while it is a draft (its circuit also in ROI review, its spares until
+    procurement). The status changes only through transitions."""
     locked = Order.objects.select_for_update().get(pk=order.pk)
-    allowed = {"customer", "configuration", "server_count", "warranty_months", "notes"}
+    circuit = {"circuit_v", "circuit_a", "circuit_phases"}
+    allowed = {
+        "customer",
+        "configuration",
+        "server_count",
+        "warranty_months",
+        "spare_percent",
+        "notes",
+        *circuit,
+    }
     unknown = set(fields) - allowed
     if unknown:
         raise InvalidInput(
             sorted(unknown)[0], "cannot be changed here; status changes go through its actions."
         )
+    # The circuit feeds the approval gate and the spares feed procurement: each may change until it is used.
+    editable = set(EDITABLE)
+    if set(fields) <= circuit | {"notes"}:
+        editable |= {OrderStatus.ROI_REVIEW}
+    elif set(fields) <= {"spare_percent", "notes"}:
+        editable |= {OrderStatus.ROI_REVIEW, OrderStatus.APPROVED}
     terms = set(fields) - {"notes"}
-    if terms and locked.status not in EDITABLE:
+    if terms and locked.status not in editable:
         raise RuleViolation(
-            f"Order {locked.reference} is {locked.get_status_display().lower()}; its terms "
-            f"({', '.join(sorted(terms))}) can only change while it is a draft.",
+            f"Order {locked.reference} is {locked.get_status_display().lower()}; "
+            f"{', '.join(sorted(terms))} can no longer change.",
             code="order_not_editable",
         )
+    if "spare_percent" in fields and not 0 <= fields["spare_percent"] <= 100:
+        raise InvalidInput("spare_percent", "must be between 0 and 100.")
     if "customer" in fields:
         _check_customer(fields["customer"])
     _check_circuit(
@@ -289,6 +300,7 @@ def _transition(
     verb: str,
     note: str = "",
     check: Callable[[Order], None] | None = None,
+    details: dict[str, Any] | None = None,
 ) -> Order:
     locked = Order.objects.select_for_update().select_related("configuration").get(pk=order.pk)
     if target not in TRANSITIONS[locked.status]:
@@ -309,7 +321,7 @@ def _transition(
         verb=f"order.{verb}",
         obj=locked,
         before={"status": before},
-        after={"status": target},
+        after={"status": target, **(details or {})},
         note=note,
     )
     _notify_on_commit(event)
@@ -408,10 +420,63 @@ def order_reject(*, order: Order, actor: Any, reason: str) -> Order:
     return _transition(order=order, actor=actor, target=OrderStatus.REJECTED, verb="reject", note=reason)
 
 
+def procurement_plan(order: Order) -> dict[Any, list[tuple[Part, int, Decimal]]]:
+    """The POs an order needs: configuration × servers, plus the order's spare percentage (rounded up per
+    part), grouped by each part's preferred supplier. Refuses, listing them, parts with no preferred supplier
+    or no list price."""
+    lines = list(order.configuration.lines.select_related("part__preferred_supplier"))
+    missing = [
+        f"{line.part.mpn}: no preferred supplier" for line in lines if line.part.preferred_supplier_id is None
+    ] + [f"{line.part.mpn}: no list price" for line in lines if line.part.list_price is None]
+    if missing:
+        raise RuleViolation(
+            f"Order {order.reference} cannot be procured: {len(missing)} part(s) lack purchasing data. "
+            + "; ".join(missing)
+            + ".",
+            missing=missing,
+            code="purchasing_data_missing",
+        )
+    plan: dict[Any, list[tuple[Part, int, Decimal]]] = {}
+    for line in lines:
+        base = line.quantity * order.server_count
+        # Integer arithmetic: ceil(base × (1 + spare/100)) without float rounding surprises.
+        quantity = base + -(-base * order.spare_percent // 100)
+        plan.setdefault(line.part.preferred_supplier, []).append((line.part, quantity, line.part.list_price))
+    return plan
+
+
 @transaction.atomic
-def order_procure(*, order: Order, actor: Any, note: str = "") -> Order:
-    """approved → procurement."""
-    return _transition(order=order, actor=actor, target=OrderStatus.PROCUREMENT, verb="procure", note=note)
+def order_procure(
+    *, order: Order, actor: Any, note: str = "", deliver_to: Organization | None = None
+) -> Order:
+    """approved → procurement: draft one purchase order per preferred supplier and link them to the order.
+
+    The POs stay drafts for the PM to check and send; a non-EU supplier needs an override when it is sent.
+    """
+    created: list[str] = []
+
+    def build(locked: Order) -> None:
+        # Runs under the order's lock, before the status changes; its POs commit with the transition.
+        for supplier, rows in procurement_plan(locked).items():
+            po = po_create(
+                actor=actor,
+                supplier=supplier,
+                lines=rows,
+                deliver_to=deliver_to,
+                notes=f"For order {locked.reference} ({locked.server_count} × {locked.configuration.name})",
+            )
+            OrderPurchaseOrder.objects.create(order=locked, purchase_order=po)
+            created.append(po.number)
+
+    return _transition(
+        order=order,
+        actor=actor,
+        target=OrderStatus.PROCUREMENT,
+        verb="procure",
+        note=note,
+        check=build,
+        details={"purchase_orders": created},
+    )
 
 
 @transaction.atomic

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from inventory.choices import PartCategory
-from inventory.models import Part
+from inventory.models import Part, PurchaseOrder, Supplier
 from orders.choices import OrderStatus
 from orders.models import ConfigurationLine, Order, ROIAssessment, ServerConfiguration
 from werkbank.choices import OrganizationKind
@@ -61,6 +61,16 @@ def make_member(organization: Organization, **kwargs: object):
     return user
 
 
+class SupplierFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Supplier
+        django_get_or_create = ("name",)
+
+    name = "EuroGPU Distribution GmbH"
+    country = "DE"
+    vat_id = "DE123456789"
+
+
 class PartFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Part
@@ -71,6 +81,8 @@ class PartFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"Part {n}")
     vram_gb = factory.LazyAttribute(lambda part: 32 if part.category == PartCategory.GPU else None)
     tdp_w = 575
+    list_price = Decimal("1000.00")
+    preferred_supplier = factory.SubFactory(SupplierFactory)
 
 
 class ChassisFactory(PartFactory):
@@ -142,3 +154,24 @@ def pass_gate(order: Order) -> Order:
     """Give the order what the approval gate needs: a paying ROI (its configuration's power already holds)."""
     ROIAssessmentFactory(order=order)
     return order
+
+
+def make_po(
+    *,
+    deliver_to: Organization | None = None,
+    quantity: int = 8,
+    part: Part | None = None,
+    supplier=None,
+    send: bool = True,
+) -> PurchaseOrder:
+    """A purchase order with one line, sent to an EU supplier unless `send=False`, through the services."""
+    from inventory.services import po_create, po_send
+
+    pm = make_pm()
+    po = po_create(
+        actor=pm,
+        supplier=supplier or SupplierFactory(),
+        lines=[(part or PartFactory(), quantity, Decimal("2400.00"))],
+        deliver_to=deliver_to,
+    )
+    return po_send(po=po, actor=pm) if send else po

@@ -18,10 +18,12 @@ class InvalidInput(DomainError):
 
     status_code = 400
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, *, rows: list[dict] | None = None) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.field_message = message
+        #: Row-level details for file uploads: [{"row": 3, "column": "serial", "message": "..."}].
+        self.rows = rows or []
 
 
 class RuleViolation(DomainError):

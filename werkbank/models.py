@@ -100,3 +100,26 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.verb} {self.object_repr}"
+
+
+class NumberSequence(models.Model):
+    """The last number handed out for a prefix in a year (WB-2026-0001, PO-2026-0001 …).
+
+    The row is locked while the next number is taken, so concurrent creators never share a number.
+    """
+
+    prefix = models.CharField(max_length=8)
+    year = models.PositiveSmallIntegerField()
+    last_number = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prefix", "year"],
+                name="%(app_label)s_%(class)s_unique_prefix_year",
+                violation_error_message="This sequence already exists.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}-{self.year}: {self.last_number}"

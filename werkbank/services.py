@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from werkbank.audit import audit
 from werkbank.choices import MembershipRole, OrganizationKind
 from werkbank.errors import InvalidInput
-from werkbank.models import Membership, Organization
+from werkbank.models import Membership, NumberSequence, Organization
 
 ORGANIZATION_FIELDS = ("name", "kind", "contact_email", "language")
 
@@ -76,3 +77,15 @@ def membership_remove(*, actor: Any, membership: Membership) -> None:
     username = membership.user.get_username()
     membership.delete()
     audit(actor=actor, verb="membership.remove", obj=organization, before={"user": username})
+
+
+def next_reference(prefix: str) -> str:
+    """The next `PREFIX-YYYY-NNNN` of this year. Call it inside the creating service's transaction."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("next_reference() must run inside the creating service's transaction")
+    year = timezone.now().year
+    NumberSequence.objects.get_or_create(prefix=prefix, year=year)
+    sequence = NumberSequence.objects.select_for_update().get(prefix=prefix, year=year)
+    sequence.last_number += 1
+    sequence.save(update_fields=["last_number"])
+    return f"{prefix}-{year}-{sequence.last_number:04d}"

@@ -1,11 +1,30 @@
-"""Serializers of the inventory app."""
+"""Serializers of the inventory app. Statuses are read-only: they change through actions."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
 
 from rest_framework import serializers
 
-from inventory.models import Part
+from inventory.models import (
+    BatchLot,
+    Component,
+    Part,
+    PurchaseOrder,
+    PurchaseOrderLine,
+    StockMovement,
+    Supplier,
+)
+from werkbank.api.serializers import VisiblePrimaryKeyField
+from werkbank.models import Organization
+
+MAX_PACKING_LIST_BYTES = 2 * 1024 * 1024  # 10,000 serials of 64 characters fit easily
 
 
 class PartSerializer(serializers.ModelSerializer):
+    preferred_supplier = VisiblePrimaryKeyField(Supplier, required=False, allow_null=True)
+
     class Meta:
         model = Part
         fields = [
@@ -20,7 +39,192 @@ class PartSerializer(serializers.ModelSerializer):
             "pcie_lanes",
             "u_height",
             "specs",
+            "list_price",
+            "preferred_supplier",
             "created_at",
         ]
         read_only_fields = ["id", "created_at"]
         validators: list = []  # the service checks (manufacturer, mpn) and names the field
+
+
+class SupplierSerializer(serializers.ModelSerializer):
+    is_eu = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = Supplier
+        fields = ["id", "name", "vat_id", "country", "is_eu", "contact_name", "contact_email", "created_at"]
+        read_only_fields = ["id", "is_eu", "created_at"]
+        extra_kwargs = {"name": {"validators": []}}
+
+
+class PurchaseOrderLineSerializer(serializers.ModelSerializer):
+    part = VisiblePrimaryKeyField(Part)
+    part_mpn = serializers.CharField(source="part.mpn", read_only=True)
+    part_name = serializers.CharField(source="part.name", read_only=True)
+    remaining = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = PurchaseOrderLine
+        fields = [
+            "id",
+            "purchase_order",
+            "part",
+            "part_mpn",
+            "part_name",
+            "quantity",
+            "unit_price",
+            "quantity_received",
+            "remaining",
+        ]
+        read_only_fields = ["id", "purchase_order", "quantity_received", "remaining"]
+        extra_kwargs = {"quantity": {"min_value": 1}, "unit_price": {"min_value": Decimal("0")}}
+
+
+class PurchaseOrderSerializer(serializers.ModelSerializer):
+    supplier = VisiblePrimaryKeyField(Supplier)
+    supplier_name = serializers.CharField(source="supplier.name", read_only=True)
+    supplier_country = serializers.CharField(source="supplier.country", read_only=True)
+    deliver_to = VisiblePrimaryKeyField(Organization, required=False, allow_null=True)
+    lines = PurchaseOrderLineSerializer(many=True)
+
+    class Meta:
+        model = PurchaseOrder
+        fields = [
+            "id",
+            "number",
+            "supplier",
+            "supplier_name",
+            "supplier_country",
+            "status",
+            "currency",
+            "deliver_to",
+            "non_eu_override_reason",
+            "notes",
+            "sent_at",
+            "created_at",
+            "lines",
+        ]
+        read_only_fields = ["id", "number", "status", "non_eu_override_reason", "sent_at", "created_at"]
+
+
+class POSendSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    override_reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
+
+
+class NoteSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class ReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+
+
+class ReceiveSerializer(serializers.Serializer):
+    """Receive one PO line: the lot, and the serials from a packing-list CSV or a scanner field."""
+
+    lot = serializers.CharField(max_length=64, help_text="The manufacturer's lot code")
+    date_code = serializers.CharField(max_length=16, help_text="The manufacturer's date code, e.g. 2526")
+    origin = serializers.CharField(
+        max_length=2, min_length=2, help_text="Country of origin, ISO 3166 alpha-2"
+    )
+    file = serializers.FileField(
+        required=False, help_text="Packing-list CSV: a header row with `serial` and optionally `mpn`"
+    )
+    serials = serializers.CharField(
+        required=False, trim_whitespace=False, help_text="Scanner input: one serial per line"
+    )
+
+    def validate_file(self, upload: Any) -> Any:
+        if upload.size > MAX_PACKING_LIST_BYTES:
+            raise serializers.ValidationError(
+                f"is {upload.size} bytes; a packing list may have at most {MAX_PACKING_LIST_BYTES} bytes."
+            )
+        return upload
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("file" in attrs) == ("serials" in attrs):
+            raise serializers.ValidationError(
+                {"serials": "give either a packing-list file or scanned serials."}
+            )
+        return attrs
+
+
+class BatchLotSerializer(serializers.ModelSerializer):
+    part_mpn = serializers.CharField(source="part.mpn", read_only=True)
+    supplier_name = serializers.CharField(source="supplier.name", read_only=True)
+    component_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = BatchLot
+        fields = [
+            "id",
+            "lot_code",
+            "part",
+            "part_mpn",
+            "supplier_name",
+            "date_code",
+            "country_of_origin",
+            "component_count",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class ComponentSerializer(serializers.ModelSerializer):
+    part_mpn = serializers.CharField(source="part.mpn", read_only=True)
+    lot_code = serializers.CharField(source="lot.lot_code", read_only=True)
+    purchase_order = serializers.CharField(source="po_line.purchase_order.number", read_only=True)
+    supplier_name = serializers.CharField(source="lot.supplier.name", read_only=True)
+    country_of_origin = serializers.CharField(source="lot.country_of_origin", read_only=True)
+
+    class Meta:
+        model = Component
+        fields = [
+            "id",
+            "serial",
+            "manufacturer",
+            "part",
+            "part_mpn",
+            "lot",
+            "lot_code",
+            "purchase_order",
+            "supplier_name",
+            "country_of_origin",
+            "status",
+            "location",
+            "received_at",
+        ]
+        read_only_fields = fields
+
+
+class StockMovementSerializer(serializers.ModelSerializer):
+    serial = serializers.CharField(source="component.serial", read_only=True)
+    actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = StockMovement
+        fields = [
+            "id",
+            "component",
+            "serial",
+            "actor",
+            "created_at",
+            "from_status",
+            "to_status",
+            "from_location",
+            "to_location",
+            "reason",
+        ]
+        read_only_fields = fields
+
+
+class ReceiptSerializer(serializers.Serializer):
+    purchase_order = serializers.CharField()
+    line = serializers.IntegerField()
+    lot = BatchLotSerializer()
+    lot_created = serializers.BooleanField()
+    received = serializers.IntegerField()
+    line_received = serializers.IntegerField()
+    line_quantity = serializers.IntegerField()
+    serials = serializers.ListField(child=serializers.CharField())

@@ -1,14 +1,64 @@
-"""API views of the inventory app."""
+"""API views of the inventory app: thin viewsets whose writes call the services."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from inventory.api.serializers import PartSerializer
-from inventory.filters import PartFilter
-from inventory.models import Part
-from inventory.services import part_create, part_update
-from werkbank.api.viewsets import ScopedViewSet
+from django.db.models import Count, QuerySet
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from inventory.api.serializers import (
+    BatchLotSerializer,
+    ComponentSerializer,
+    NoteSerializer,
+    PartSerializer,
+    POSendSerializer,
+    PurchaseOrderLineSerializer,
+    PurchaseOrderSerializer,
+    ReasonSerializer,
+    ReceiptSerializer,
+    ReceiveSerializer,
+    StockMovementSerializer,
+    SupplierSerializer,
+)
+from inventory.filters import (
+    BatchLotFilter,
+    ComponentFilter,
+    PartFilter,
+    PurchaseOrderFilter,
+    PurchaseOrderLineFilter,
+    StockMovementFilter,
+    SupplierFilter,
+)
+from inventory.models import (
+    BatchLot,
+    Component,
+    Part,
+    PurchaseOrder,
+    PurchaseOrderLine,
+    StockMovement,
+    Supplier,
+)
+from inventory.packing import parse_csv, parse_scanner
+from inventory.selectors import can_receive, lot_labels_pdf
+from inventory.services import (
+    PO_TRANSITION_SERVICES,
+    part_create,
+    part_update,
+    po_create,
+    po_line_receive,
+    supplier_create,
+    supplier_update,
+)
+from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet, VisibleToMixin
 
 
 class PartViewSet(ScopedViewSet):
@@ -26,3 +76,164 @@ class PartViewSet(ScopedViewSet):
         serializer.instance = part_update(
             part=serializer.instance, actor=self.request.user, **serializer.validated_data
         )
+
+
+class SupplierViewSet(ScopedViewSet):
+    """Suppliers with their country; EU membership is derived from it."""
+
+    queryset = Supplier.objects.all()
+    serializer_class = SupplierSerializer
+    filterset_class = SupplierFilter
+    ordering_fields = ["name", "country"]
+
+    def perform_create(self, serializer: Any) -> None:
+        serializer.instance = supplier_create(actor=self.request.user, **serializer.validated_data)
+
+    def perform_update(self, serializer: Any) -> None:
+        serializer.instance = supplier_update(
+            supplier=serializer.instance, actor=self.request.user, **serializer.validated_data
+        )
+
+
+def _po_action(name: str) -> Any:
+    """The POST action for one PO transition."""
+    service = PO_TRANSITION_SERVICES[name]
+    body = {"send": POSendSerializer, "cancel": ReasonSerializer}.get(name, NoteSerializer)
+
+    @extend_schema(request=body, responses={200: PurchaseOrderSerializer}, summary=service.__doc__)
+    def transition(self: PurchaseOrderViewSet, request: Request, pk: str | None = None) -> Response:
+        po = self.get_object()
+        payload = body(data=request.data)
+        payload.is_valid(raise_exception=True)
+        service(po=po, actor=request.user, **payload.validated_data)
+        return Response(self.get_serializer(self.get_queryset().get(pk=po.pk)).data)
+
+    transition.__name__ = name
+    return action(detail=True, methods=["post"])(transition)
+
+
+class PurchaseOrderViewSet(
+    VisibleToMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.ListModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Purchase orders. Partners see those delivered to their workshop. Status changes through actions."""
+
+    queryset = PurchaseOrder.objects.select_related("supplier").prefetch_related("lines__part")
+    serializer_class = PurchaseOrderSerializer
+    filterset_class = PurchaseOrderFilter
+    ordering_fields = ["created_at", "number", "status"]
+
+    def perform_create(self, serializer: Any) -> None:
+        data = dict(serializer.validated_data)
+        lines = [(line["part"], line["quantity"], line["unit_price"]) for line in data.pop("lines")]
+        serializer.instance = po_create(actor=self.request.user, lines=lines, **data)
+
+    send = _po_action("send")
+    cancel = _po_action("cancel")
+    close = _po_action("close")
+
+
+class CanReceive(IsAuthenticated):
+    """PMs receive on any PO; a partner's members on POs delivered to their workshop."""
+
+    def has_object_permission(self, request: Any, view: Any, obj: Any) -> bool:
+        return can_receive(request.user, obj.purchase_order)
+
+
+class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
+    """PO lines with what has arrived; `receive` books serials by lot."""
+
+    queryset = PurchaseOrderLine.objects.select_related("part", "purchase_order")
+    serializer_class = PurchaseOrderLineSerializer
+    filterset_class = PurchaseOrderLineFilter
+
+    @extend_schema(
+        request={"multipart/form-data": ReceiveSerializer, "application/json": ReceiveSerializer},
+        responses={201: ReceiptSerializer},
+        summary="Receive serials into a lot, all or nothing: 400 names each bad row and column.",
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        permission_classes=[CanReceive],
+        parser_classes=[MultiPartParser, FormParser, JSONParser],
+        filterset_class=None,
+        pagination_class=None,
+    )
+    def receive(self, request: Request, pk: str | None = None) -> Response:
+        line = self.get_object()
+        payload = ReceiveSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        packing = parse_csv(data["file"].read()) if "file" in data else parse_scanner(data["serials"])
+        receipt = po_line_receive(
+            line=line,
+            actor=request.user,
+            lot_code=data["lot"],
+            date_code=data["date_code"],
+            origin=data["origin"],
+            packing=packing,
+        )
+        lot = (
+            BatchLot.objects.select_related("part", "supplier")
+            .annotate(component_count=Count("components"))
+            .get(pk=receipt.lot.pk)
+        )
+        return Response(
+            ReceiptSerializer(
+                {
+                    "purchase_order": receipt.line.purchase_order.number,
+                    "line": receipt.line.pk,
+                    "lot": lot,
+                    "lot_created": receipt.lot_created,
+                    "received": len(receipt.components),
+                    "line_received": receipt.line.quantity_received,
+                    "line_quantity": receipt.line.quantity,
+                    "serials": [component.serial for component in receipt.components],
+                }
+            ).data,
+            status=201,
+        )
+
+
+class BatchLotViewSet(ScopedReadOnlyViewSet):
+    """Production lots; `labels` is a PDF of QR labels, one per serial."""
+
+    queryset = BatchLot.objects.select_related("part", "supplier").annotate(
+        component_count=Count("components")
+    )
+    serializer_class = BatchLotSerializer
+    filterset_class = BatchLotFilter
+
+    def get_queryset(self) -> QuerySet:
+        return super().get_queryset().order_by("-created_at", "-pk")
+
+    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)})
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def labels(self, request: Request, pk: str | None = None) -> HttpResponse:
+        lot = self.get_object()
+        visible = Component.objects.visible_to(request.user).filter(lot=lot)
+        response = HttpResponse(lot_labels_pdf(lot=lot, components=visible), content_type="application/pdf")
+        response["Content-Disposition"] = f'attachment; filename="labels-{lot.pk}.pdf"'
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
+class ComponentViewSet(ScopedReadOnlyViewSet):
+    """One row per serial. `?serial=…` looks one up; `?serial_prefix=…` lists a range."""
+
+    queryset = Component.objects.select_related("part", "lot__supplier", "po_line__purchase_order")
+    serializer_class = ComponentSerializer
+    filterset_class = ComponentFilter
+    ordering_fields = ["serial", "received_at", "status"]
+
+
+class StockMovementViewSet(ScopedReadOnlyViewSet):
+    """The stock ledger: every change of a component's status or location."""
+
+    queryset = StockMovement.objects.select_related("component", "actor")
+    serializer_class = StockMovementSerializer
+    filterset_class = StockMovementFilter

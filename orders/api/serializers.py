@@ -10,24 +10,12 @@ from rest_framework import serializers
 from inventory.models import Part
 from orders.choices import ModelPreset
 from orders.models import ConfigurationLine, Order, ROIAssessment, ServerConfiguration, Workload
+from werkbank.api.serializers import VisiblePrimaryKeyField
 from werkbank.models import Organization
 
 
-class _VisibleQuerysetField(serializers.PrimaryKeyRelatedField):
-    """A foreign key whose choices are the rows visible to the requesting user: no links to other tenants."""
-
-    def __init__(self, model: Any, **kwargs: Any) -> None:
-        self.model = model
-        super().__init__(**kwargs)
-
-    def get_queryset(self) -> Any:
-        request = self.context.get("request")
-        user = getattr(request, "user", None)
-        return self.model.objects.visible_to(user)
-
-
 class ConfigurationLineSerializer(serializers.ModelSerializer):
-    part = _VisibleQuerysetField(Part)
+    part = VisiblePrimaryKeyField(Part)
     part_mpn = serializers.CharField(source="part.mpn", read_only=True)
     part_name = serializers.CharField(source="part.name", read_only=True)
     category = serializers.CharField(source="part.category", read_only=True)
@@ -73,12 +61,15 @@ class ServerConfigurationSerializer(serializers.ModelSerializer):
 
 
 class OrderSerializer(serializers.ModelSerializer):
-    customer = _VisibleQuerysetField(Organization)
-    configuration = _VisibleQuerysetField(ServerConfiguration)
+    customer = VisiblePrimaryKeyField(Organization)
+    configuration = VisiblePrimaryKeyField(ServerConfiguration)
     customer_name = serializers.CharField(source="customer.name", read_only=True)
     configuration_name = serializers.CharField(source="configuration.name", read_only=True)
     status_display = serializers.CharField(source="get_status_display", read_only=True)
     allowed_transitions = serializers.SerializerMethodField()
+    purchase_orders = serializers.SlugRelatedField(
+        source="purchase_order_links", slug_field="purchase_order_id", many=True, read_only=True
+    )
 
     class Meta:
         model = Order
@@ -98,6 +89,8 @@ class OrderSerializer(serializers.ModelSerializer):
             "circuit_v",
             "circuit_a",
             "circuit_phases",
+            "spare_percent",
+            "purchase_orders",
             "notes",
             "created_at",
             "updated_at",
@@ -110,7 +103,7 @@ class OrderSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
-        extra_kwargs = {"server_count": {"min_value": 1}}
+        extra_kwargs = {"server_count": {"min_value": 1}, "spare_percent": {"max_value": 100}}
 
     def get_allowed_transitions(self, order: Order) -> list[str]:
         from orders.choices import TRANSITIONS
@@ -126,6 +119,12 @@ class TransitionSerializer(serializers.Serializer):
 
 class ReasonSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
+
+
+class ProcureSerializer(TransitionSerializer):
+    """Procurement input: optionally the partner workshop the purchase orders are delivered to."""
+
+    deliver_to = VisiblePrimaryKeyField(Organization, required=False, allow_null=True, default=None)
 
 
 class ApproveSerializer(TransitionSerializer):

@@ -17,6 +17,7 @@ from orders.api.serializers import (
     ApprovalChecksSerializer,
     ApproveSerializer,
     OrderSerializer,
+    ProcureSerializer,
     ReasonSerializer,
     ROIAssessmentSerializer,
     ROIInputSerializer,
@@ -75,19 +76,15 @@ class ServerConfigurationViewSet(ScopedViewSet):
 
 def _transition_action(name: str) -> Any:
     """Build the POST action for one transition; its body is a note, or a reason where one is required."""
-    input_serializer = (
-        ReasonSerializer
-        if name in REASON_REQUIRED
-        else ApproveSerializer
-        if name == "approve"
-        else TransitionSerializer
+    input_serializer = {"approve": ApproveSerializer, "procure": ProcureSerializer}.get(
+        name, ReasonSerializer if name in REASON_REQUIRED else TransitionSerializer
     )
     service = TRANSITION_SERVICES[name]
 
     @extend_schema(request=input_serializer, responses={200: OrderSerializer}, summary=service.__doc__)
     def transition(self: OrderViewSet, request: Request, pk: str | None = None) -> Response:
         order = self.get_object()
-        payload = input_serializer(data=request.data)
+        payload = input_serializer(data=request.data, context=self.get_serializer_context())
         payload.is_valid(raise_exception=True)
         order = service(order=order, actor=request.user, **payload.validated_data)
         return Response(OrderSerializer(self._reload(order), context=self.get_serializer_context()).data)
@@ -99,7 +96,9 @@ def _transition_action(name: str) -> Any:
 class OrderViewSet(ScopedViewSet):
     """Customer orders. Status changes only through the POST actions, one per transition."""
 
-    queryset = Order.objects.select_related("customer", "configuration")
+    queryset = Order.objects.select_related("customer", "configuration").prefetch_related(
+        "purchase_order_links"
+    )
     serializer_class = OrderSerializer
     filterset_class = OrderFilter
     ordering_fields = ["created_at", "reference", "status"]

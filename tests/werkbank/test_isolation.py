@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 
+from inventory.models import BatchLot, Component, StockMovement
+from inventory.packing import parse_scanner
+from inventory.services import po_line_receive
 from orders.choices import OrderStatus
 from orders.models import Workload
 from orders.services import TRANSITION_SERVICES
@@ -29,10 +32,16 @@ class World:
     order_a: Any
     order_b: Any
     part: Any
+    po_p: Any
 
     @property
     def intruders(self) -> list[Any]:
         return [self.t.user_b, self.t.user_p, self.t.user_q, self.t.outsider]
+
+    @property
+    def not_partner_p(self) -> list[Any]:
+        """Everyone but PMs and partner P: P's purchase orders are none of their business."""
+        return [self.t.user_a, self.t.user_b, self.t.user_q, self.t.outsider]
 
 
 @pytest.fixture
@@ -42,7 +51,19 @@ def world(tenants: Tenants) -> World:
     factories.ROIAssessmentFactory(order=order_a)
     factories.ROIAssessmentFactory(order=order_b)
     Workload.objects.create(order=order_a, preset="llama-3.1-8b", context_tokens=8192)
-    return World(t=tenants, order_a=order_a, order_b=order_b, part=order_a.configuration.lines.first().part)
+    # A PO delivered to partner P's workshop, partly received: P may see it; Q, customers and others not.
+    po_p = factories.make_po(deliver_to=tenants.partner_p, quantity=4)
+    po_line_receive(
+        line=po_p.lines.get(),
+        actor=tenants.pm,
+        lot_code="L-P",
+        date_code="2526",
+        origin="TW",
+        packing=parse_scanner("P-SERIAL-1\nP-SERIAL-2"),
+    )
+    return World(
+        t=tenants, order_a=order_a, order_b=order_b, part=order_a.configuration.lines.first().part, po_p=po_p
+    )
 
 
 def _ids(response: Any) -> set[int]:
@@ -169,6 +190,103 @@ def roi_assessment_preview(w: World) -> None:
         )
 
 
+def supplier_list(w: World) -> None:
+    for user in [w.t.user_a, w.t.user_p, w.t.user_q, w.t.outsider]:
+        assert _ids(api_client(user).get("/api/v1/inventory/suppliers/")) == set()
+
+
+def supplier_detail(w: World) -> None:
+    url = f"/api/v1/inventory/suppliers/{w.po_p.supplier_id}/"
+    _assert_404([w.t.user_a, w.t.user_p, w.t.user_q, w.t.outsider], "get", url)
+    _assert_404([w.t.user_a, w.t.user_p, w.t.user_q, w.t.outsider], "patch", url, {"country": "CN"})
+
+
+def purchase_order_list(w: World) -> None:
+    assert _ids(api_client(w.t.user_p).get("/api/v1/inventory/purchase-orders/")) == {w.po_p.pk}
+    for user in w.not_partner_p:
+        assert _ids(api_client(user).get("/api/v1/inventory/purchase-orders/")) == set()
+
+
+def purchase_order_detail(w: World) -> None:
+    assert api_client(w.t.user_p).get(f"/api/v1/inventory/purchase-orders/{w.po_p.pk}/").status_code == 200
+    _assert_404(w.not_partner_p, "get", f"/api/v1/inventory/purchase-orders/{w.po_p.pk}/")
+
+
+def _po_action(action: str) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        url = f"/api/v1/inventory/purchase-orders/{w.po_p.pk}/{action}/"
+        _assert_404(w.not_partner_p, "post", url, {"reason": "x", "override_reason": "x"})
+        # The receiving partner sees the PO but does not run its life cycle.
+        assert api_client(w.t.user_p).post(url, {"reason": "x"}, format="json").status_code == 403
+        w.po_p.refresh_from_db()
+        assert w.po_p.status == "partially_received"
+
+    return case
+
+
+def purchase_order_line_list(w: World) -> None:
+    line = w.po_p.lines.get()
+    assert _ids(api_client(w.t.user_p).get("/api/v1/inventory/purchase-order-lines/")) == {line.pk}
+    for user in w.not_partner_p:
+        assert _ids(api_client(user).get("/api/v1/inventory/purchase-order-lines/")) == set()
+
+
+def purchase_order_line_detail(w: World) -> None:
+    _assert_404(w.not_partner_p, "get", f"/api/v1/inventory/purchase-order-lines/{w.po_p.lines.get().pk}/")
+
+
+def purchase_order_line_receive(w: World) -> None:
+    url = f"/api/v1/inventory/purchase-order-lines/{w.po_p.lines.get().pk}/receive/"
+    body = {"lot": "L-X", "date_code": "2526", "origin": "TW", "serials": "X-1"}
+    _assert_404(w.not_partner_p, "post", url, body)
+    assert not Component.objects.filter(serial="X-1").exists()
+
+
+def lot_list(w: World) -> None:
+    lot = BatchLot.objects.get(lot_code="L-P")
+    assert _ids(api_client(w.t.user_p).get("/api/v1/inventory/lots/")) == {lot.pk}
+    for user in w.not_partner_p:
+        assert _ids(api_client(user).get("/api/v1/inventory/lots/")) == set()
+
+
+def lot_detail(w: World) -> None:
+    _assert_404(w.not_partner_p, "get", f"/api/v1/inventory/lots/{BatchLot.objects.get(lot_code='L-P').pk}/")
+
+
+def lot_labels(w: World) -> None:
+    url = f"/api/v1/inventory/lots/{BatchLot.objects.get(lot_code='L-P').pk}/labels/"
+    _assert_404(w.not_partner_p, "get", url)
+    response = api_client(w.t.user_p).get(url)
+    assert (response.status_code, response["Content-Type"]) == (200, "application/pdf")
+
+
+def component_list(w: World) -> None:
+    assert {
+        row["serial"] for row in api_client(w.t.user_p).get("/api/v1/inventory/components/").json()["results"]
+    } == {
+        "P-SERIAL-1",
+        "P-SERIAL-2",
+    }
+    for user in w.not_partner_p:
+        assert _ids(api_client(user).get("/api/v1/inventory/components/?serial=P-SERIAL-1")) == set()
+
+
+def component_detail(w: World) -> None:
+    _assert_404(w.not_partner_p, "get", f"/api/v1/inventory/components/{Component.objects.first().pk}/")
+
+
+def stock_movement_list(w: World) -> None:
+    assert len(_ids(api_client(w.t.user_p).get("/api/v1/inventory/stock-movements/"))) == 2
+    for user in w.not_partner_p:
+        assert _ids(api_client(user).get("/api/v1/inventory/stock-movements/")) == set()
+
+
+def stock_movement_detail(w: World) -> None:
+    _assert_404(
+        w.not_partner_p, "get", f"/api/v1/inventory/stock-movements/{StockMovement.objects.first().pk}/"
+    )
+
+
 ROI_BODY = {
     "capex": "100000",
     "gpu_count": 8,
@@ -208,6 +326,21 @@ CASES: dict[str, Callable[[World], None]] = {
     "roi-assessment-list": roi_assessment_list,
     "roi-assessment-detail": roi_assessment_detail,
     "roi-assessment-preview": roi_assessment_preview,
+    "supplier-list": supplier_list,
+    "supplier-detail": supplier_detail,
+    "purchase-order-list": purchase_order_list,
+    "purchase-order-detail": purchase_order_detail,
+    **{f"purchase-order-{action}": _po_action(action) for action in ("send", "cancel", "close")},
+    "purchase-order-line-list": purchase_order_line_list,
+    "purchase-order-line-detail": purchase_order_line_detail,
+    "purchase-order-line-receive": purchase_order_line_receive,
+    "lot-list": lot_list,
+    "lot-detail": lot_detail,
+    "lot-labels": lot_labels,
+    "component-list": component_list,
+    "component-detail": component_detail,
+    "stock-movement-list": stock_movement_list,
+    "stock-movement-detail": stock_movement_detail,
     **{
         f"order-{name.replace('_', '-')}": _order_action(name.replace("_", "-"))
         for name in TRANSITION_SERVICES

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from django.apps import apps
 from django.core.management import call_command
+from django.db.models import Count
 
+from inventory.models import BatchLot, Component, PurchaseOrder
 from orders.models import Order
 from werkbank.demo_context import DEMO_PASSWORD
 
@@ -26,7 +28,23 @@ def test_seed_demo_is_idempotent_and_loads_the_fleets(client, capsys):
     assert "pm " in out and DEMO_PASSWORD in out
     orders = {order.customer.name: order for order in Order.objects.select_related("configuration")}
     fleet = orders["Vastfleet Rentals GmbH"]
-    assert (fleet.server_count, fleet.status) == (8, "approved")
+    assert (fleet.server_count, fleet.status) == (8, "procurement")
+    assert "46 W short" in fleet.approval_override_reason
+    # Procured with 5 % spares, sent to EU suppliers, received by lot: the GPUs of each server share a lot.
+    gpu_lots = (
+        BatchLot.objects.filter(part__mpn="RTX5090-32G-SRV")
+        .annotate(count=Count("components"))
+        .order_by("lot_code")
+        .values_list("count", flat=True)
+    )
+    assert list(gpu_lots) == [8] * 8 + [4]
+    assert all(link.purchase_order.status == "received" for link in fleet.purchase_order_links.all())
+    assert all(po.supplier.is_eu for po in PurchaseOrder.objects.all())
+    # Fleet: BOM × 8 servers + 5 % spares, rounded up per part (263); the 7U machine without spares (30).
+    at_kentino = Component.objects.filter(holder__name="Kentino Werkstatt").count()
+    assert at_kentino == Component.objects.count() == 293
+    assert orders["NEOXIS AD"].status == "roi_review"
+    assert orders["Inferenzlabor Demo GmbH"].status == "procurement"
     bom = {line.part.mpn: line.quantity for line in fleet.configuration.lines.select_related("part")}
     assert bom["RTX5090-32G-SRV"] == 8
     assert bom["TURIN2D24G-2L+"] == 1

@@ -18,7 +18,10 @@ from werkbank.errors import InvalidInput, RuleViolation
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, InvalidInput):
-        return Response({exc.field: [exc.field_message]}, status=status.HTTP_400_BAD_REQUEST)
+        payload: dict[str, Any] = {exc.field: [exc.field_message]}
+        if exc.rows:
+            payload["rows"] = exc.rows
+        return Response(payload, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, RuleViolation):
         return Response(
             {"detail": exc.message, "code": exc.code, "missing": exc.missing}, status=status.HTTP_409_CONFLICT

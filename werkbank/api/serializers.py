@@ -1,5 +1,9 @@
 """Serializers of the core app."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from rest_framework import serializers
 
 from werkbank.models import AuditEvent, Organization
@@ -23,3 +27,15 @@ class AuditEventSerializer(serializers.ModelSerializer):
 
     def get_actor(self, event: AuditEvent) -> str | None:
         return event.actor.get_username() if event.actor_id else None
+
+
+class VisiblePrimaryKeyField(serializers.PrimaryKeyRelatedField):
+    """A foreign key whose choices are the rows visible to the requesting user: no links to other tenants."""
+
+    def __init__(self, model: Any, **kwargs: Any) -> None:
+        self.model = model
+        super().__init__(**kwargs)
+
+    def get_queryset(self) -> Any:
+        request = self.context.get("request")
+        return self.model.objects.visible_to(getattr(request, "user", None))

@@ -1,0 +1,92 @@
+"""Receiving a PO line of 1,000 serials from a CSV, end to end through the API (issue: ≤ 2 s on PostgreSQL
+on the CI machine, with a constant number of queries).
+
+Figures: wall time of the POST (multipart upload, parse, validate, bulk inserts, response) and its query
+count; the same booking done row by row with the ORM, for the ratio; the label PDF of 100 serials.
+"""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection, transaction
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from inventory.labels import Label, render_labels
+from inventory.models import BatchLot, Component, Part, StockMovement, Supplier
+from inventory.services import po_create, po_send
+
+SERIALS = 1000
+
+
+def _line(pm, tag: str):
+    supplier, _ = Supplier.objects.get_or_create(name="Bench supplier", defaults={"country": "DE"})
+    part = Part.objects.create(
+        category="gpu", manufacturer=f"Bench {tag}", mpn=f"BENCH-{tag}", name="GPU", vram_gb=32
+    )
+    with transaction.atomic():
+        po = po_send(
+            po=po_create(actor=pm, supplier=supplier, lines=[(part, SERIALS, Decimal("1"))]), actor=pm
+        )
+    return po.lines.get()
+
+
+def run() -> None:
+    pm = get_user_model().objects.create_user("bench-receiver", password="x", is_staff=True)
+    pm.groups.add(Group.objects.get_or_create(name="project-managers")[0])
+    client = Client()
+    client.force_login(pm)
+
+    line = _line(pm, "API")
+    csv = ("serial,mpn\n" + "".join(f"BENCH{i:07d},{line.part.mpn}\n" for i in range(SERIALS))).encode()
+    upload = SimpleUploadedFile("packing.csv", csv, content_type="text/csv")
+    body = {"lot": "L-BENCH", "date_code": "2526", "origin": "TW", "file": upload}
+    with CaptureQueriesContext(connection) as queries:
+        start = time.perf_counter()
+        response = client.post(f"/api/v1/inventory/purchase-order-lines/{line.pk}/receive/", body)
+        bulk = time.perf_counter() - start
+    assert response.status_code == 201, response.content[:500]
+    print(f"receive {SERIALS} serials from CSV via the API: {bulk * 1000:7.1f} ms, {len(queries)} queries")
+
+    # The same booking row by row, as a naive service would do it (no parsing, no HTTP: a lower bound).
+    slow_line = _line(pm, "ROWS")
+    lot = BatchLot.objects.create(
+        part=slow_line.part,
+        supplier=slow_line.purchase_order.supplier,
+        lot_code="L-ROWS",
+        date_code="2526",
+        country_of_origin="TW",
+    )
+    start = time.perf_counter()
+    with transaction.atomic():
+        for i in range(SERIALS):
+            component = Component.objects.create(
+                part=slow_line.part,
+                manufacturer=slow_line.part.manufacturer,
+                serial=f"ROW{i:07d}",
+                lot=lot,
+                po_line=slow_line,
+                location="Warehouse",
+            )
+            StockMovement.objects.create(
+                component=component, to_status="in_stock", to_location="Warehouse", reason="x"
+            )
+    rows = time.perf_counter() - start
+    print(
+        f"the same {SERIALS} bookings row by row with the ORM: {rows * 1000:7.1f} ms, {2 * SERIALS} INSERTs"
+    )
+    print(f"ratio row-by-row / bulk API path: {rows / bulk:.1f}  (target: the API path ≤ 2,000 ms)")
+
+    labels = [
+        Label(serial=f"BENCH{i:07d}", part="NVIDIA Bench GPU (BENCH-API)", lot="L-BENCH", po="PO-2026-0001")
+        for i in range(100)
+    ]
+    start = time.perf_counter()
+    pdf = render_labels(labels, title="bench")
+    elapsed_ms = (time.perf_counter() - start) * 1000
+    print(f"label PDF, 100 QR labels (5 pages): {elapsed_ms:7.1f} ms, {len(pdf) // 1024} KiB")
