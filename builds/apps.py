@@ -1,7 +1,13 @@
-"""Builds: servers, connectors, assembly, burn-in and deployment (models arrive with their issues)."""
+"""Builds: servers, chassis layouts and connectors, allocation, installation, blacklist, build steps."""
 
 from django.apps import AppConfig
 
 
 class BuildsConfig(AppConfig):
     name = "builds"
+
+    def ready(self) -> None:
+        from builds.receivers import create_servers_on_procurement
+        from orders.signals import order_transitioned
+
+        order_transitioned.connect(create_servers_on_procurement, dispatch_uid="builds.create_servers")

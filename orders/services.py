@@ -32,6 +32,7 @@ from orders.models import (
     StatusNotice,
     Workload,
 )
+from orders.signals import order_transitioned
 from werkbank.audit import audit
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
@@ -324,6 +325,7 @@ def _transition(
         after={"status": target, **(details or {})},
         note=note,
     )
+    order_transitioned.send(sender=Order, order=locked, actor=actor, before=before, after=target)
     _notify_on_commit(event)
     return locked
 

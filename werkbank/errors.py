@@ -37,3 +37,14 @@ class RuleViolation(DomainError):
         super().__init__(message)
         self.missing = missing or [message]
         self.code = code
+
+
+class UnknownObject(DomainError):
+    """What was looked up (a scanned serial, say) does not exist for this user (HTTP 404), naming it."""
+
+    status_code = 404
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.field_message = message

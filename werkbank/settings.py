@@ -127,7 +127,9 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 
-LOGIN_URL = "/admin/login/"
+# One login for everyone (the admin's own refuses non-staff users); "/" then sends each role to its pages.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
 
 # --- Email -------------------------------------------------------------------------------------------
 EMAIL_BACKEND = os.environ.get(
@@ -219,6 +221,8 @@ WERKBANK_PM_GROUP = "project-managers"
 WERKBANK_PAYBACK_TARGET_MONTHS = float(os.environ.get("WERKBANK_PAYBACK_TARGET_MONTHS", "36"))
 WERKBANK_PSU_HEADROOM = float(os.environ.get("WERKBANK_PSU_HEADROOM", "0.9"))
 WERKBANK_PSU_EFFICIENCY = float(os.environ.get("WERKBANK_PSU_EFFICIENCY", "0.94"))
+# Bench photos: checked by content (JPEG, PNG, HEIC) and refused above this size.
+WERKBANK_MAX_PHOTO_BYTES = int(os.environ.get("WERKBANK_MAX_PHOTO_BYTES", str(10 * 1024 * 1024)))
 
 # --- Production hardening ----------------------------------------------------------------------------
 if PRODUCTION:

@@ -8,9 +8,13 @@ from django.conf import settings
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.db import connection
 from django.db.models import QuerySet
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponseRedirect, JsonResponse
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+
+from werkbank.access import is_pm, member_organizations
+from werkbank.choices import OrganizationKind
 
 
 class VisibleToViewMixin(LoginRequiredMixin):
@@ -58,3 +62,17 @@ def healthz(request: HttpRequest) -> JsonResponse:
             checks[name] = f"error: {exc.__class__.__name__}: {exc}"
             healthy = False
     return JsonResponse({"status": "ok" if healthy else "error", **checks}, status=200 if healthy else 503)
+
+
+def home(request: HttpRequest) -> HttpResponseRedirect:
+    """Where "/" and a fresh login lead: PMs to the admin, partner members to their bench, customers to
+    their orders, anyone else to the login page."""
+    user = request.user
+    if not user.is_authenticated:
+        return HttpResponseRedirect(reverse("login"))
+    if is_pm(user):
+        return HttpResponseRedirect(reverse("admin:index"))
+    kinds = set(member_organizations(user).values_list("organization__kind", flat=True))
+    if OrganizationKind.PARTNER in kinds:
+        return HttpResponseRedirect("/bench/")
+    return HttpResponseRedirect("/api/v1/orders/")

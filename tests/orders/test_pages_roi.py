@@ -59,4 +59,4 @@ def test_anonymous_is_sent_to_log_in(client, tenants):
     order = factories.OrderFactory(customer=tenants.customer_a)
     response = client.get(f"/pm/orders/{order.pk}/roi/")
     assert response.status_code == 302
-    assert "/admin/login/" in response["Location"]
+    assert response["Location"].startswith("/accounts/login/?next=")

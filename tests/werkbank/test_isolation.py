@@ -12,7 +12,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
+from builds.choices import ConnectorKind
+from builds.models import (
+    Allocation,
+    BuildPhoto,
+    BuildStep,
+    ChassisLayout,
+    ConnectorBlacklist,
+    Installation,
+    LayoutConnector,
+)
+from builds.services import server_assign_partner, servers_create_for_order
 from inventory.models import BatchLot, Component, StockMovement
 from inventory.packing import parse_scanner
 from inventory.services import po_line_receive
@@ -33,6 +45,7 @@ class World:
     order_b: Any
     part: Any
     po_p: Any
+    _builds: Any = None
 
     @property
     def intruders(self) -> list[Any]:
@@ -45,14 +58,16 @@ class World:
 
 
 @pytest.fixture
-def world(tenants: Tenants) -> World:
+def world(tenants: Tenants, settings: Any, tmp_path: Any) -> World:
+    settings.MEDIA_ROOT = tmp_path / "media"
     order_a = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
     order_b = factories.OrderFactory(customer=tenants.customer_b)
     factories.ROIAssessmentFactory(order=order_a)
     factories.ROIAssessmentFactory(order=order_b)
     Workload.objects.create(order=order_a, preset="llama-3.1-8b", context_tokens=8192)
     # A PO delivered to partner P's workshop, partly received: P may see it; Q, customers and others not.
-    po_p = factories.make_po(deliver_to=tenants.partner_p, quantity=4)
+    gpu_a = order_a.configuration.lines.get(part__category="gpu").part  # installable in order A's servers
+    po_p = factories.make_po(deliver_to=tenants.partner_p, quantity=4, part=gpu_a)
     po_line_receive(
         line=po_p.lines.get(),
         actor=tenants.pm,
@@ -310,6 +325,175 @@ def foreign_key_writes(w: World) -> None:
     assert response.status_code == 403
 
 
+# --- builds: partner P's bench on a server of customer A's order ---------------------------------------
+
+
+@dataclass
+class Builds:
+    server: Any
+    connector: Any
+    installation: Any
+    allocation: Any
+    step: Any
+    photo: Any
+    layout: Any
+
+
+# A valid 1×1 PNG: the photo the bench routes are tried on.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c49444154789c63f8cfc0"
+    "000003010100c9fe92ef0000000049454e44ae426082"
+)
+
+
+def _builds(w: World) -> Builds:
+    """Built on demand, so that the inventory cases above keep counting only their own rows."""
+    if w._builds is None:
+        chassis = w.order_a.configuration.lines.get(part__category="chassis").part
+        layout = ChassisLayout.objects.create(chassis=chassis)
+        for position, name in enumerate(["PCIe-1", "PCIe-2"], start=1):
+            LayoutConnector.objects.create(
+                layout=layout, name=name, kind=ConnectorKind.PCIE_SLOT, position=position
+            )
+        server = servers_create_for_order(order=w.order_a, actor=w.t.pm)[0]
+        server_assign_partner(server=server, actor=w.t.pm, partner=w.t.partner_p)
+        p = api_client(w.t.user_p)
+        base = f"/api/v1/builds/servers/{server.pk}"
+        assert p.post(f"{base}/install/", {"serial": "P-SERIAL-1", "connector": "PCIe-1"}).status_code == 201
+        step = p.post(f"{base}/steps/", {"kind": "note"}, format="json").json()["id"]
+        upload = SimpleUploadedFile("p.png", PNG, content_type="image/png")
+        photo = p.post(f"{base}/photos/", {"photo": upload, "step": step}, format="multipart").json()["id"]
+        w._builds = Builds(
+            server=server,
+            connector=server.connectors.get(name="PCIe-2"),
+            installation=Installation.objects.get(server=server),
+            allocation=Allocation.objects.get(server=server),
+            step=BuildStep.objects.get(pk=step),
+            photo=BuildPhoto.objects.get(pk=photo),
+            layout=layout,
+        )
+    return w._builds
+
+
+def _bench_intruders(w: World) -> list[Any]:
+    """Customer A follows the server, but the bench is P's (and the PM's) alone."""
+    return [w.t.user_a, w.t.user_b, w.t.user_q, w.t.outsider]
+
+
+def _builds_list(path: str) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        b = _builds(w)
+        assert _ids(api_client(w.t.user_p).get(f"/api/v1/builds/{path}/"))
+        for user in _bench_intruders(w):
+            assert _ids(api_client(user).get(f"/api/v1/builds/{path}/")) == set(), user.username
+        response = api_client(w.t.user_q).get(f"/api/v1/builds/{path}/?server={b.server.pk}")
+        assert response.status_code == 400
+
+    return case
+
+
+def _builds_detail(path: str, attribute: str, suffix: str = "") -> Callable[[World], None]:
+    def case(w: World) -> None:
+        url = f"/api/v1/builds/{path}/{getattr(_builds(w), attribute).pk}/{suffix}"
+        assert api_client(w.t.user_p).get(url).status_code == 200
+        _assert_404(_bench_intruders(w), "get", url)
+
+    return case
+
+
+def server_list(w: World) -> None:
+    b = _builds(w)
+    assert _ids(api_client(w.t.user_p).get("/api/v1/builds/servers/")) == {b.server.pk}
+    order_a_servers = set(w.order_a.servers.values_list("pk", flat=True))
+    assert b.server.pk in order_a_servers
+    assert _ids(api_client(w.t.user_a).get("/api/v1/builds/servers/")) == order_a_servers
+    for user in (w.t.user_b, w.t.user_q, w.t.outsider):
+        assert _ids(api_client(user).get("/api/v1/builds/servers/")) == set()
+    assert api_client(w.t.user_b).get(f"/api/v1/builds/servers/?order={w.order_a.pk}").status_code == 400
+
+
+def server_detail(w: World) -> None:
+    url = f"/api/v1/builds/servers/{_builds(w).server.pk}/"
+    assert api_client(w.t.user_a).get(url).status_code == 200
+    _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
+
+
+def _server_action(
+    action: str, body: dict | Callable[[World], dict], method: str = "post"
+) -> Callable[[World], None]:
+    """Everyone off P's bench gets a 404 on a server action, with a body that would otherwise work."""
+
+    def case(w: World) -> None:
+        b = _builds(w)
+        payload = body(w) if callable(body) else body
+        counts = [model.objects.count() for model in (Installation, Allocation, BuildStep, BuildPhoto)]
+        events = AuditEvent.objects.count()
+        _assert_404(_bench_intruders(w), method, f"/api/v1/builds/servers/{b.server.pk}/{action}/", payload)
+        b.server.refresh_from_db()
+        assert (b.server.status, b.server.partner) == ("planned", w.t.partner_p)
+        assert counts == [
+            model.objects.count() for model in (Installation, Allocation, BuildStep, BuildPhoto)
+        ]
+        assert AuditEvent.objects.count() == events
+        assert b.installation.component.status == "installed"
+
+    return case
+
+
+def server_steps(w: World) -> None:
+    _server_action("steps", {}, "get")(w)
+    _server_action("steps", {"kind": "note"})(w)
+
+
+def connector_blacklist(w: World) -> None:
+    url = f"/api/v1/builds/connectors/{_builds(w).connector.pk}/blacklist/"
+    _assert_404(_bench_intruders(w), "post", url, {"reason": "sabotage"})
+    assert not ConnectorBlacklist.objects.exists()
+
+
+def chassis_layout_list(w: World) -> None:
+    layout = _builds(w).layout
+    for user in (w.t.user_p, w.t.user_q):
+        assert _ids(api_client(user).get("/api/v1/builds/layouts/")) == {layout.pk}
+    for user in (w.t.user_a, w.t.user_b, w.t.outsider):
+        assert _ids(api_client(user).get("/api/v1/builds/layouts/")) == set()
+
+
+def chassis_layout_detail(w: World) -> None:
+    url = f"/api/v1/builds/layouts/{_builds(w).layout.pk}/"
+    _assert_404([w.t.user_a, w.t.user_b, w.t.outsider], "get", url)
+
+
+BUILDS_CASES: dict[str, Callable[[World], None]] = {
+    "server-list": server_list,
+    "server-detail": server_detail,
+    "server-assign": _server_action("assign", lambda w: {"partner": w.t.partner_q.pk}),
+    "server-start-assembly": _server_action("start-assembly", {}),
+    "server-mark-assembled": _server_action("mark-assembled", {}),
+    "server-allocate": _server_action("allocate", {"serials": ["P-SERIAL-2"]}),
+    "server-install": _server_action("install", {"serial": "P-SERIAL-2", "connector": "PCIe-2"}),
+    "server-remove": _server_action("remove", {"serial": "P-SERIAL-1", "reason": "x"}),
+    "server-move": _server_action("move", {"serial": "P-SERIAL-1", "to_connector": "PCIe-2", "reason": "x"}),
+    "server-steps": server_steps,
+    "server-photos": _server_action("photos", {}),
+    "server-connector-map": _server_action("connector-map", {}, "get"),
+    "connector-list": _builds_list("connectors"),
+    "connector-detail": _builds_detail("connectors", "connector"),
+    "connector-blacklist": connector_blacklist,
+    "installation-list": _builds_list("installations"),
+    "installation-detail": _builds_detail("installations", "installation"),
+    "allocation-list": _builds_list("allocations"),
+    "allocation-detail": _builds_detail("allocations", "allocation"),
+    "build-step-list": _builds_list("steps"),
+    "build-step-detail": _builds_detail("steps", "step"),
+    "build-photo-list": _builds_list("photos"),
+    "build-photo-detail": _builds_detail("photos", "photo"),
+    "build-photo-download": _builds_detail("photos", "photo", "download/"),
+    "chassis-layout-list": chassis_layout_list,
+    "chassis-layout-detail": chassis_layout_detail,
+}
+
+
 CASES: dict[str, Callable[[World], None]] = {
     "organization-list": organization_list,
     "organization-detail": organization_detail,
@@ -345,6 +529,7 @@ CASES: dict[str, Callable[[World], None]] = {
         f"order-{name.replace('_', '-')}": _order_action(name.replace("_", "-"))
         for name in TRANSITION_SERVICES
     },
+    **BUILDS_CASES,
 }
 
 

@@ -13,7 +13,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -22,6 +22,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         if exc.rows:
             payload["rows"] = exc.rows
         return Response(payload, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, UnknownObject):
+        return Response(
+            {exc.field: [exc.field_message], "detail": exc.message}, status=status.HTTP_404_NOT_FOUND
+        )
     if isinstance(exc, RuleViolation):
         return Response(
             {"detail": exc.message, "code": exc.code, "missing": exc.missing}, status=status.HTTP_409_CONFLICT

@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from builds.api.urls import router as builds_router
 from inventory.api.urls import router as inventory_router
 from orders.api.urls import router as orders_router
 from werkbank.api.auth import LoginView, LogoutAllView, LogoutView
@@ -11,7 +12,7 @@ from werkbank.api.views import OrganizationViewSet
 
 router = DefaultRouter()
 router.register("organizations", OrganizationViewSet, basename="organization")
-for app_router in (inventory_router, orders_router):
+for app_router in (inventory_router, orders_router, builds_router):
     router.registry.extend(app_router.registry)
 
 urlpatterns = [

@@ -14,6 +14,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.test.utils import override_settings
 
 from werkbank.demo_context import DEMO_PASSWORD, DemoContext
 
@@ -30,7 +31,11 @@ class Command(BaseCommand):
                 "seed_demo creates logins with a known password; it refuses to run in production."
             )
         context = DemoContext()
-        with transaction.atomic():
+        # The walk-through sends customers their status e-mails; keep them in memory, not on the console.
+        with (
+            override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"),
+            transaction.atomic(),
+        ):
             for app_config in apps.get_app_configs():
                 module_name = f"{app_config.name}.demo"
                 if find_spec(module_name) is not None:

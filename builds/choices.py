@@ -1,0 +1,65 @@
+"""Server statuses with their transition map (DESIGN.md, Lifecycle), connector kinds and build steps."""
+
+from django.db import models
+
+from inventory.choices import PartCategory
+
+
+class ServerStatus(models.TextChoices):
+    PLANNED = "planned", "Planned"
+    ASSEMBLING = "assembling", "Assembling"
+    ASSEMBLED = "assembled", "Assembled"
+    BURN_IN = "burn_in", "Burn-in"
+    BURN_IN_PASSED = "burn_in_passed", "Burn-in passed"
+    BURN_IN_FAILED = "burn_in_failed", "Burn-in failed"
+    DEPLOYED = "deployed", "Deployed"
+    HANDED_OVER = "handed_over", "Handed over"
+
+
+SERVER_TRANSITIONS: dict[str, frozenset[str]] = {
+    ServerStatus.PLANNED: frozenset({ServerStatus.ASSEMBLING}),
+    ServerStatus.ASSEMBLING: frozenset({ServerStatus.ASSEMBLED}),
+    ServerStatus.ASSEMBLED: frozenset({ServerStatus.BURN_IN, ServerStatus.ASSEMBLING}),
+    ServerStatus.BURN_IN: frozenset({ServerStatus.BURN_IN_PASSED, ServerStatus.BURN_IN_FAILED}),
+    ServerStatus.BURN_IN_FAILED: frozenset({ServerStatus.ASSEMBLING}),  # rework
+    ServerStatus.BURN_IN_PASSED: frozenset({ServerStatus.DEPLOYED}),
+    ServerStatus.DEPLOYED: frozenset({ServerStatus.HANDED_OVER}),
+    ServerStatus.HANDED_OVER: frozenset(),
+}
+#: Statuses in which the partner may change what is installed.
+BENCH_OPEN = frozenset({ServerStatus.PLANNED, ServerStatus.ASSEMBLING, ServerStatus.BURN_IN_FAILED})
+
+
+class ConnectorKind(models.TextChoices):
+    CHASSIS = "chassis", "Chassis"
+    BOARD = "board", "Mainboard mount"
+    CPU_SOCKET = "cpu_socket", "CPU socket"
+    PCIE_SLOT = "pcie_slot", "PCIe slot"
+    RISER_PORT = "riser_port", "Riser port"
+    GPU_POWER = "gpu_power", "GPU power cable"
+    DIMM_SLOT = "dimm_slot", "DIMM slot"
+    NVME_BAY = "nvme_bay", "NVMe bay"
+    PSU_BAY = "psu_bay", "PSU bay"
+
+
+#: Which connector kinds take a part of each category.
+KINDS_FOR_CATEGORY: dict[str, frozenset[str]] = {
+    PartCategory.CHASSIS: frozenset({ConnectorKind.CHASSIS}),
+    PartCategory.MOTHERBOARD: frozenset({ConnectorKind.BOARD}),
+    PartCategory.CPU: frozenset({ConnectorKind.CPU_SOCKET}),
+    PartCategory.GPU: frozenset({ConnectorKind.PCIE_SLOT, ConnectorKind.RISER_PORT}),
+    PartCategory.MEMORY: frozenset({ConnectorKind.DIMM_SLOT}),
+    PartCategory.STORAGE: frozenset({ConnectorKind.NVME_BAY}),
+    PartCategory.PSU: frozenset({ConnectorKind.PSU_BAY}),
+    PartCategory.RISER: frozenset({ConnectorKind.GPU_POWER, ConnectorKind.RISER_PORT}),
+    PartCategory.NIC: frozenset({ConnectorKind.PCIE_SLOT}),
+}
+
+
+class BuildStepKind(models.TextChoices):
+    CHASSIS_PREPARATION = "chassis_preparation", "Chassis preparation"
+    PCIE_TOPOLOGY_CHECK = "pcie_topology_check", "PCIe topology check"
+    CABLE_ROUTING = "cable_routing", "Cable routing for airflow"
+    FIRMWARE = "firmware", "BIOS / BMC / firmware"
+    QC_SIGNOFF = "qc_signoff", "QC sign-off"
+    NOTE = "note", "Note"

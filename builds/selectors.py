@@ -1,0 +1,200 @@
+"""Build reads for the bench pages: the partner's builds, a server's connector map, its steps and blacklist.
+
+Each selector runs a fixed number of queries, whatever the number of servers, connectors or steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+from django.urls import reverse
+
+from builds.choices import BENCH_OPEN
+from builds.models import (
+    BuildPhoto,
+    BuildStep,
+    ChassisLayout,
+    Connector,
+    ConnectorBlacklist,
+    Installation,
+    Server,
+)
+from inventory.choices import PartCategory
+from orders.models import ConfigurationLine
+from werkbank.access import is_pm, member_organizations
+from werkbank.choices import OrganizationKind
+
+#: Width of the connector map when the chassis has no layout (ChassisLayout.columns defaults to 8 too).
+DEFAULT_COLUMNS = 8
+
+
+def has_bench(user: Any) -> bool:
+    """PMs and members of an assembly partner have a bench; customers and outsiders do not."""
+    if is_pm(user):
+        return True
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return member_organizations(user, kind=OrganizationKind.PARTNER).exists()
+
+
+def _count(queryset: QuerySet) -> Coalesce:
+    # A correlated subquery per figure: joining installations, lines and blacklist rows in one query
+    # would multiply the counts by each other.
+    counted = queryset.order_by().values("server").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def bench_servers(user: Any) -> QuerySet:
+    """The builds on the user's bench with their progress, in one query.
+
+    `installed`: components in a connector now; `bom_total`: units on the configuration's bill of
+    materials; `blacklisted`: connectors that stay unused for the machine's life.
+    """
+    bom_total = (
+        ConfigurationLine.objects.filter(configuration=OuterRef("order__configuration_id"))
+        .order_by()
+        .values("configuration")
+        .annotate(total=Sum("quantity"))
+        .values("total")
+    )
+    return (
+        Server.objects.on_bench_of(user)
+        .select_related("order__customer", "partner")
+        .annotate(
+            installed=_count(Installation.objects.filter(server=OuterRef("pk"), removed_at__isnull=True)),
+            blacklisted=_count(Connector.objects.filter(server=OuterRef("pk"), blacklist__isnull=False)),
+            bom_total=Coalesce(Subquery(bom_total, output_field=IntegerField()), Value(0)),
+        )
+        .order_by("order__reference", "sequence")
+    )
+
+
+def servers_with_progress() -> QuerySet:
+    """Servers with their order and partner and the counts of the progress columns, in one query."""
+    return Server.objects.select_related("order", "partner").annotate(
+        connector_count=_count(Connector.objects.filter(server=OuterRef("pk"))),
+        installed_count=_count(Installation.objects.filter(server=OuterRef("pk"), removed_at__isnull=True)),
+        blacklisted_count=_count(Connector.objects.filter(server=OuterRef("pk"), blacklist__isnull=False)),
+    )
+
+
+def bench_server(user: Any, pk: int) -> Server | None:
+    """One server on the user's bench, or None (the view answers 404)."""
+    return (
+        Server.objects.on_bench_of(user)
+        .select_related("order__customer", "order__configuration", "partner")
+        .filter(pk=pk)
+        .first()
+    )
+
+
+def layout_columns(server: Server, *, default: int | None = DEFAULT_COLUMNS) -> int | None:
+    """How many cells wide the connector map is: the chassis layout's `columns` (`default` without one)."""
+    columns = (
+        ChassisLayout.objects.filter(
+            chassis__configuration_lines__configuration_id=server.order.configuration_id,
+            chassis__category=PartCategory.CHASSIS,
+        )
+        .values_list("columns", flat=True)
+        .first()
+    )
+    return columns or default
+
+
+def connector_map(server: Server) -> list[dict[str, Any]]:
+    """Every connector of the server in map order, with what is in it and whether it is blacklisted.
+
+    `state` is `blacklisted`, `occupied` or `free`; a blacklisted connector that still holds a component
+    (which `assembly_gaps` reports) keeps its serial. Two queries.
+    """
+    connectors = list(
+        Connector.objects.filter(server=server).select_related("blacklist").order_by("position")
+    )
+    active = {
+        installation.connector_id: installation
+        for installation in Installation.objects.filter(
+            server=server, removed_at__isnull=True
+        ).select_related("component__part")
+    }
+    cells = []
+    for connector in connectors:
+        blacklist = getattr(connector, "blacklist", None)
+        installation = active.get(connector.pk)
+        component = installation.component if installation else None
+        if blacklist is not None:
+            state = "blacklisted"
+        elif installation is not None:
+            state = "occupied"
+        else:
+            state = "free"
+        cells.append(
+            {
+                "id": connector.pk,
+                "name": connector.name,
+                "kind": connector.kind,
+                "kind_label": connector.get_kind_display(),
+                "position": connector.position,
+                "numa_node": connector.numa_node,
+                "pcie_gen": connector.pcie_gen,
+                "pcie_lanes": connector.pcie_lanes,
+                "cooling_block": connector.cooling_block,
+                "state": state,
+                "installation_id": installation.pk if installation else None,
+                "serial": component.serial if component else "",
+                "part_mpn": component.part.mpn if component else "",
+                "blacklist_reason": blacklist.reason if blacklist else "",
+                "blacklisted_at": blacklist.created_at if blacklist else None,
+            }
+        )
+    return cells
+
+
+def free_connectors(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The connectors a component can go into now: neither occupied nor blacklisted."""
+    return [cell for cell in cells if cell["state"] == "free"]
+
+
+def next_free_connector(cells: list[dict[str, Any]], after: str) -> str:
+    """The next free connector of the same kind after `after`, for scanning cards in slot order."""
+    current = next((cell for cell in cells if cell["name"].lower() == after.lower()), None)
+    if current is None:
+        return ""
+    for cell in cells:
+        if (
+            cell["state"] == "free"
+            and cell["kind"] == current["kind"]
+            and cell["position"] > current["position"]
+        ):
+            return cell["name"]
+    return ""
+
+
+def blacklist_entries(server: Server) -> QuerySet:
+    """The server's blacklisted connectors, with who blacklisted them and the photo, in one query."""
+    return (
+        ConnectorBlacklist.objects.filter(connector__server=server)
+        .select_related("connector", "created_by", "photo")
+        .order_by("connector__position")
+    )
+
+
+def step_entries(server: Server) -> QuerySet:
+    """The server's logged build steps, newest first, with their actor and photos (two queries)."""
+    return (
+        BuildStep.objects.filter(server=server)
+        .select_related("actor")
+        .prefetch_related(Prefetch("photos", queryset=BuildPhoto.objects.order_by("pk")))
+        .order_by("-created_at", "-pk")
+    )
+
+
+def photo_download_url(photo_id: int) -> str:
+    """Photos are served only after an access check, by the API's download route (session auth works)."""
+    return reverse("build-photo-download", args=[photo_id])
+
+
+def bench_is_open(server: Server) -> bool:
+    """Whether the partner may still change what is installed."""
+    return server.status in BENCH_OPEN

@@ -1,0 +1,460 @@
+"""Bench pages (/bench/): an assembly partner's builds, scanned into connectors from a phone.
+
+Views stay thin: reads come from builds.selectors, every change is one POST that calls one service and
+redirects (POST/redirect/GET). A domain error re-renders the page with the error next to its form, with the
+API's status (400 bad input, 404 unknown serial, 409 rule violated), and nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.views import View
+from django.views.generic import ListView
+
+from builds import selectors, services
+from builds.choices import ServerStatus
+from builds.drawing import connector_map_svg
+from builds.forms import BlacklistForm, MoveForm, RemoveForm, ScanForm, StepForm
+from builds.models import Connector, Installation, Server
+from werkbank.access import is_pm
+from werkbank.errors import DomainError, InvalidInput, RuleViolation, UnknownObject
+
+
+class BenchMixin(LoginRequiredMixin):
+    """Anonymous users log in first; whoever has no bench (customers, outsiders) gets a 404."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        self.check_bench(request, **kwargs)
+        return super().dispatch(request, *args, **kwargs)
+
+    def check_bench(self, request: HttpRequest, **kwargs: Any) -> None:
+        if not selectors.has_bench(request.user):
+            raise Http404("No such page.")
+
+
+class BenchListView(BenchMixin, ListView):
+    """The builds on the user's bench with their progress; one query for the whole list."""
+
+    template_name = "bench/list.html"
+    context_object_name = "servers"
+
+    def get_queryset(self) -> Any:
+        return selectors.bench_servers(self.request.user)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        # A PM sees every partner's builds, so the list says whose bench each one is on.
+        return super().get_context_data(show_partner=is_pm(self.request.user), **kwargs)
+
+
+class ServerPageMixin(BenchMixin):
+    """Renders the server page, optionally with one form bound and its error (used after a failed POST)."""
+
+    server: Server
+
+    def check_bench(self, request: HttpRequest, **kwargs: Any) -> None:
+        # The server must be on the user's bench; a customer's or another partner's server is a 404.
+        server = selectors.bench_server(request.user, kwargs["pk"])
+        if server is None:
+            raise Http404("No such server on your bench.")
+        self.server = server
+
+    def page_url(self, **query: str) -> str:
+        url = reverse("bench:server", args=[self.server.pk])
+        query = {key: value for key, value in query.items() if value}
+        return f"{url}?{urlencode(query)}" if query else url
+
+    def render_page(
+        self,
+        *,
+        status: int = 200,
+        focus: str = "scan",
+        scan_form: ScanForm | None = None,
+        keep_serial: bool = False,
+        step_form: StepForm | None = None,
+        blacklist_form: BlacklistForm | None = None,
+        failed_installation: int | None = None,
+        remove_form: RemoveForm | None = None,
+        move_form: MoveForm | None = None,
+        refusal: RuleViolation | None = None,
+    ) -> HttpResponse:
+        server = self.server
+        cells = selectors.connector_map(server)
+        free = [cell["name"] for cell in selectors.free_connectors(cells)]
+        if scan_form is None:
+            preselect = self.request.GET.get("connector", "")
+            scan_form = ScanForm(
+                initial={"connector": preselect if preselect in free else ""}, free=free, auto_id="scan_%s"
+            )
+        if step_form is None:
+            step_form = StepForm(auto_id="step_%s")
+        if blacklist_form is None:
+            blacklist_form = BlacklistForm(
+                connectors=[cell["name"] for cell in cells if cell["state"] != "blacklisted"],
+                free=free,
+                auto_id="blacklist_%s",
+            )
+        installed, installed_error = [], None
+        failed_form = remove_form or move_form
+        shown = {cell["installation_id"] for cell in cells if cell["installation_id"]}
+        if failed_form is not None and failed_installation not in shown:
+            # The component is no longer installed (or the form was tampered with): say so above the list.
+            installed_error = " ".join(" ".join(errors) for errors in failed_form.errors.values())
+        for cell in cells:
+            if not cell["installation_id"]:
+                continue
+            pk = cell["installation_id"]
+            failed = pk == failed_installation
+            if failed and failed_form is not None:
+                failed_form.fields["reason"].widget.attrs["autofocus"] = True
+            installed.append(
+                {
+                    "cell": cell,
+                    "open": failed,
+                    "remove_form": remove_form
+                    if failed and remove_form is not None
+                    else RemoveForm(initial={"installation": pk}, auto_id=f"remove{pk}_%s"),
+                    "move_form": move_form
+                    if failed and move_form is not None
+                    else MoveForm(initial={"installation": pk}, free=free, auto_id=f"move{pk}_%s"),
+                }
+            )
+        # The form that failed takes the focus (and the browser scrolls to it); otherwise the serial does.
+        focus_form = {"step": step_form, "blacklist": blacklist_form}.get(focus)
+        if focus_form is not None:
+            first = next(iter(focus_form.errors), None)
+            name = first if first in focus_form.fields else next(iter(focus_form.fields))
+            focus_form.fields[name].widget.attrs["autofocus"] = True
+        scan_value = scan_form["serial"].value() if keep_serial else ""
+        open_bench = selectors.bench_is_open(server)
+        context = {
+            "server": server,
+            "order": server.order,
+            "cells": cells,
+            "map_svg": mark_safe(  # built with escape() from our own data (builds.drawing)
+                connector_map_svg(
+                    cells=cells,
+                    columns=selectors.layout_columns(server),
+                    label=f"Connector map of {server.hostname}",
+                )
+            ),
+            "counts": {
+                state: sum(1 for cell in cells if cell["state"] == state)
+                for state in ("free", "occupied", "blacklisted")
+            },
+            "free": free,
+            "bench_open": open_bench,
+            "scan_form": scan_form,
+            "scan_serial_value": scan_value or "",
+            "scan_focus_connector": focus == "scan-connector",
+            "installed": installed,
+            "installed_error": installed_error,
+            "step_form": step_form,
+            "blacklist_form": blacklist_form,
+            "blacklist": [
+                {
+                    "entry": entry,
+                    "measurements": _measurement_lines(entry.measurements),
+                    "photo_url": selectors.photo_download_url(entry.photo_id) if entry.photo_id else "",
+                }
+                for entry in selectors.blacklist_entries(server)
+            ],
+            "steps": [
+                {
+                    "step": step,
+                    "data": json.dumps(step.data, indent=1, ensure_ascii=False) if step.data else "",
+                    "photos": [
+                        {"id": photo.pk, "url": selectors.photo_download_url(photo.pk)}
+                        for photo in step.photos.all()
+                    ],
+                }
+                for step in selectors.step_entries(server)
+            ],
+            "gaps": services.assembly_gaps(server) if server.status in _GAPS_SHOWN else [],
+            "can_start_assembly": server.status in (ServerStatus.PLANNED, ServerStatus.BURN_IN_FAILED),
+            "can_mark_assembled": server.status == ServerStatus.ASSEMBLING,
+            "refusal": refusal,
+            "focus": focus,
+        }
+        return TemplateResponse(self.request, "bench/server.html", context, status=status)
+
+
+def _measurement_lines(measurements: dict[str, Any]) -> list[str]:
+    """Seed 003's figures read as a sentence: "H2D 13.9 GB/s, expected 27.7 GB/s"; other keys as they are."""
+    rest = dict(measurements or {})
+    lines = []
+    if "h2d_gbps" in rest:
+        measured = rest.pop("h2d_gbps")
+        expected = rest.pop("expected_gbps", None)
+        lines.append(f"H2D {measured} GB/s" + (f", expected {expected} GB/s" if expected is not None else ""))
+    lines += [f"{key}: {value}" for key, value in rest.items()]
+    return lines
+
+
+_GAPS_SHOWN = frozenset({ServerStatus.PLANNED, ServerStatus.ASSEMBLING, ServerStatus.BURN_IN_FAILED})
+
+
+class BenchServerView(ServerPageMixin, View):
+    """The server page: the connector map, the scan form, the step log, the blacklist, the gaps."""
+
+    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        return self.render_page()
+
+
+def _show(form: forms.Form, error: DomainError) -> None:
+    """Put a service's error next to the field it names, or above the form."""
+    field = getattr(error, "field", None)
+    if isinstance(error, InvalidInput | UnknownObject) and field in form.fields:
+        form.add_error(field, error.field_message)
+    else:
+        form.add_error(None, error.message)
+
+
+class _Refused(Exception):
+    """Leaves the atomic block (so everything written rolls back), then the page is rendered with these."""
+
+    def __init__(self, **page: Any) -> None:
+        super().__init__()
+        self.page = page
+
+
+class BenchActionView(ServerPageMixin, View):
+    """One POST per change: validate the form, call the service, redirect, or re-render with the error."""
+
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        try:
+            with transaction.atomic():
+                return self.act()
+        except _Refused as refused:
+            return self.render_page(**refused.page)
+
+    def act(self) -> HttpResponse:
+        raise NotImplementedError
+
+
+def _free(cells: list[dict[str, Any]]) -> list[str]:
+    return [cell["name"] for cell in selectors.free_connectors(cells)]
+
+
+class InstallView(BenchActionView):
+    """POST a scanned serial and a connector: `find_component` then `install`."""
+
+    def act(self) -> HttpResponse:
+        cells = selectors.connector_map(self.server)
+        form = ScanForm(self.request.POST, free=_free(cells), auto_id="scan_%s")
+        # A connector picked on a stale page may be taken by now: accept any name, the service says why not.
+        form.fields["connector"].choices = [("", ""), *((cell["name"], cell["name"]) for cell in cells)]
+        if not form.is_valid():
+            only_connector = "connector" in form.errors and "serial" not in form.errors
+            raise _Refused(
+                status=400,
+                scan_form=form,
+                keep_serial=only_connector,
+                focus="scan-connector" if only_connector else "scan",
+            )
+        try:
+            component = services.find_component(serial=form.cleaned_data["serial"], user=self.request.user)
+            installation = services.install(
+                server=self.server,
+                actor=self.request.user,
+                component=component,
+                connector_name=form.cleaned_data["target"],
+            )
+        except DomainError as error:
+            _show(form, error)
+            raise _Refused(status=error.status_code, scan_form=form) from error
+        name = installation.connector.name
+        messages.success(self.request, f"Installed {component.serial} ({component.part.mpn}) in {name}.")
+        after = selectors.next_free_connector(selectors.connector_map(self.server), name)
+        return HttpResponseRedirect(self.page_url(connector=after))
+
+
+class _InstallationActionView(BenchActionView):
+    """Remove or move: the form names one of the server's current installations."""
+
+    form_key: str
+
+    def make_form(self) -> forms.Form:
+        raise NotImplementedError
+
+    def change(self, form: forms.Form, installation: Installation) -> str:
+        raise NotImplementedError
+
+    def act(self) -> HttpResponse:
+        form = self.make_form()
+        if not form.is_valid():
+            raise self.refused(form, 400)
+        try:
+            message = self.change(form, self.installation(form))
+        except DomainError as error:
+            _show(form, error)
+            raise self.refused(form, error.status_code) from error
+        messages.success(self.request, message)
+        return HttpResponseRedirect(self.page_url())
+
+    def installation(self, form: forms.Form) -> Installation:
+        installation = (
+            Installation.objects.visible_to(self.request.user)
+            .select_related("component__part", "connector")
+            .filter(server=self.server, pk=form.cleaned_data["installation"], removed_at__isnull=True)
+            .first()
+        )
+        if installation is None:
+            raise UnknownObject("installation", "that component is no longer installed in this server.")
+        return installation
+
+    def refused(self, form: forms.Form, status: int) -> _Refused:
+        failed = form.cleaned_data.get("installation")
+        return _Refused(status=status, focus="installed", failed_installation=failed, **{self.form_key: form})
+
+
+class RemoveView(_InstallationActionView):
+    """POST: take a component out of its connector, with a reason."""
+
+    form_key = "remove_form"
+
+    def make_form(self) -> forms.Form:
+        pk = self.request.POST.get("installation", "")
+        return RemoveForm(self.request.POST, auto_id=f"remove{pk}_%s")
+
+    def change(self, form: forms.Form, installation: Installation) -> str:
+        services.remove(
+            installation=installation, actor=self.request.user, reason=form.cleaned_data["reason"]
+        )
+        return f"Removed {installation.component.serial} from {installation.connector.name}."
+
+
+class MoveView(_InstallationActionView):
+    """POST: move a component to a free connector, with a reason."""
+
+    form_key = "move_form"
+
+    def make_form(self) -> forms.Form:
+        pk = self.request.POST.get("installation", "")
+        free = _free(selectors.connector_map(self.server))
+        return MoveForm(self.request.POST, free=free, auto_id=f"move{pk}_%s")
+
+    def change(self, form: forms.Form, installation: Installation) -> str:
+        moved = services.move(
+            server=self.server,
+            actor=self.request.user,
+            component=installation.component,
+            to_connector_name=form.cleaned_data["to_connector"],
+            reason=form.cleaned_data["reason"],
+        )
+        return (
+            f"Moved {installation.component.serial} from {installation.connector.name} "
+            f"to {moved.connector.name}."
+        )
+
+
+class StepLogView(BenchActionView):
+    """POST: log a build step with notes, optional JSON data and photos."""
+
+    def act(self) -> HttpResponse:
+        form = StepForm(self.request.POST, self.request.FILES, auto_id="step_%s")
+        if not form.is_valid():
+            raise _Refused(status=400, focus="step", step_form=form)
+        photos = form.cleaned_data["photos"]
+        try:
+            step = services.step_log(
+                server=self.server,
+                actor=self.request.user,
+                kind=form.cleaned_data["kind"],
+                notes=form.cleaned_data["notes"],
+                data=form.cleaned_data["data"],
+                photos=[photo.read() for photo in photos],
+            )
+        except DomainError as error:
+            _show(form, error)
+            raise _Refused(status=error.status_code, focus="step", step_form=form) from error
+        with_photos = f" with {len(photos)} photo{'s' if len(photos) != 1 else ''}" if photos else ""
+        messages.success(self.request, f"Logged {step.get_kind_display()}{with_photos}.")
+        return HttpResponseRedirect(self.page_url() + "#steps")
+
+
+class BlacklistView(BenchActionView):
+    """POST: blacklist a connector for good (seed 003), moving its component to a target when occupied."""
+
+    def act(self) -> HttpResponse:
+        cells = selectors.connector_map(self.server)
+        names = [cell["name"] for cell in cells if cell["state"] != "blacklisted"]
+        form = BlacklistForm(
+            self.request.POST, self.request.FILES, connectors=names, free=_free(cells), auto_id="blacklist_%s"
+        )
+        if not form.is_valid():
+            raise _Refused(status=400, focus="blacklist", blacklist_form=form)
+        data = form.cleaned_data
+        connector = (
+            Connector.objects.visible_to(self.request.user)
+            .select_related("server")
+            .get(server=self.server, name=data["connector"])
+        )
+        # Only for the message: the service decides under its row lock whether a move is needed.
+        occupant = next((cell["serial"] for cell in cells if cell["name"] == connector.name), "")
+        photo = None
+        try:
+            if data["photo"]:
+                photo = services.photo_upload(
+                    server=self.server, actor=self.request.user, data=data["photo"].read()
+                )
+            services.connector_blacklist(
+                connector=connector,
+                actor=self.request.user,
+                reason=data["reason"],
+                evidence=data["evidence"],
+                measurements=data["all_measurements"],
+                photo=photo,
+                target_connector_name=data["target_connector"],
+            )
+        except DomainError as error:
+            if photo is not None:
+                # Its row rolls back with the transaction; the stored file would be left behind.
+                photo.file.delete(save=False)
+            if isinstance(error, InvalidInput) and error.field == "to_connector":
+                form.add_error("target_connector", error.field_message)
+            else:
+                _show(form, error)
+            raise _Refused(status=error.status_code, focus="blacklist", blacklist_form=form) from error
+        moved = f" {occupant} moved to {data['target_connector']}." if occupant else ""
+        messages.success(self.request, f'Blacklisted {connector.name}: "{data["reason"]}".{moved}')
+        return HttpResponseRedirect(self.page_url() + "#blacklist")
+
+
+class StartAssemblyView(BenchActionView):
+    """POST: planned (or burn-in failed, for rework) → assembling."""
+
+    def act(self) -> HttpResponse:
+        self.transition(services.server_start_assembly)
+        messages.success(self.request, f"Assembly of {self.server.hostname} started.")
+        return HttpResponseRedirect(self.page_url())
+
+    def transition(self, service: Any) -> None:
+        try:
+            service(server=self.server, actor=self.request.user)
+        except DomainError as error:
+            refusal = error if isinstance(error, RuleViolation) else RuleViolation(error.message)
+            raise _Refused(status=error.status_code, focus="assembled", refusal=refusal) from error
+
+
+class MarkAssembledView(StartAssemblyView):
+    """POST: assembling → assembled; a refusal lists what is missing."""
+
+    def act(self) -> HttpResponse:
+        self.transition(services.server_mark_assembled)
+        messages.success(self.request, f"{self.server.hostname} is assembled.")
+        return HttpResponseRedirect(self.page_url())

@@ -1,0 +1,168 @@
+"""Build steps and bench photos: checked by content and size, stored under a generated name, served after the
+access check only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from builds.choices import BuildStepKind
+from builds.models import BuildPhoto, BuildStep
+from tests.builds.conftest import JPEG, get, png, post, snapshot
+from tests.conftest import api_client
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+def _upload(name: str, data: bytes, content_type: str = "image/jpeg") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, data, content_type=content_type)
+
+
+def _photo(bench, data: bytes, name: str = "bench.jpg", user=None, **body):
+    return post(
+        user or bench.t.user_p,
+        bench.url("photos/"),
+        {"photo": _upload(name, data), **body},
+        format="multipart",
+    )
+
+
+def _stored_files(media) -> list:
+    return [path for path in media.rglob("*") if path.is_file()] if media.exists() else []
+
+
+@pytest.mark.parametrize("data, content_type", [(png(), "image/png"), (JPEG, "image/jpeg")])
+def test_a_real_image_is_stored_under_a_generated_name(bench, _media, data, content_type):
+    response = _photo(bench, data, name="IMG_0042 my bench.jpg")
+
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["server"], body["content_type"], body["size_bytes"], body["uploaded_by"]) == (
+        bench.server.pk,
+        content_type,
+        len(data),
+        "petr",
+    )
+    photo = BuildPhoto.objects.get(pk=body["id"])
+    assert photo.file.name.startswith(f"build-photos/{bench.server.pk}/")
+    assert photo.file.name.endswith("." + content_type.split("/")[1])
+    assert "IMG_0042" not in photo.file.name and "bench" not in photo.file.name
+    assert [path.read_bytes() for path in _stored_files(_media)] == [data]
+
+
+def test_a_text_file_named_jpg_is_a_400(bench, _media):
+    before = snapshot()
+    response = _photo(bench, b"#!/bin/sh\necho not a photo\n", name="photo.jpg")
+    assert response.status_code == 400
+    assert "not a JPEG, PNG or HEIC" in response.json()["photo"][0]
+    assert snapshot() == before
+    assert _stored_files(_media) == []
+
+
+def test_the_size_limit_holds_to_the_byte(bench, settings, _media):
+    settings.WERKBANK_MAX_PHOTO_BYTES = 1000
+    before = snapshot()
+
+    response = _photo(bench, png(size=1001), name="big.png")
+
+    assert response.status_code == 400
+    assert "at most 1,000 bytes" in response.json()["photo"][0]
+    assert snapshot() == before
+    assert _stored_files(_media) == []
+    assert _photo(bench, png(size=1000), name="exact.png").status_code == 201
+
+
+def test_download_gives_the_bytes_to_the_bench_only(bench):
+    data = png()
+    photo_id = _photo(bench, data).json()["id"]
+    url = f"/api/v1/builds/photos/{photo_id}/download/"
+
+    for user in (bench.t.user_p, bench.t.pm):
+        response = api_client(user).get(url)
+        assert response.status_code == 200
+        assert b"".join(response.streaming_content) == data  # consuming it closes the file
+        assert response["Content-Type"] == "image/png"
+        assert response["X-Content-Type-Options"] == "nosniff"
+        assert response["Content-Disposition"].startswith("attachment;")
+
+    for user in (bench.t.user_q, bench.t.user_a, bench.t.user_b, bench.t.outsider):
+        assert api_client(user).get(url).status_code == 404, user.username
+        assert api_client(user).get(f"/api/v1/builds/photos/{photo_id}/").status_code == 404
+    assert api_client(None).get(url).status_code in {401, 403}
+
+
+def test_a_step_with_measurements_and_photos(bench):
+    response = post(
+        bench.t.user_p,
+        bench.url("steps/"),
+        {
+            "kind": BuildStepKind.PCIE_TOPOLOGY_CHECK,
+            "notes": "all eight at x16",
+            "data": json.dumps({"link_width": 16, "gen": 5}),
+            "photos": [_upload("a.png", png()), _upload("b.jpg", JPEG)],
+        },
+        format="multipart",
+    )
+
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["kind"], body["notes"], body["data"], body["actor"]) == (
+        "pcie_topology_check",
+        "all eight at x16",
+        {"link_width": 16, "gen": 5},
+        "petr",
+    )
+    assert len(body["photos"]) == 2
+    step = BuildStep.objects.get(pk=body["id"])
+    assert sorted(step.photos.values_list("content_type", flat=True)) == ["image/jpeg", "image/png"]
+
+    listed = get(bench.t.user_p, bench.url("steps/")).json()
+    assert [row["id"] for row in listed] == [step.pk]
+    by_kind = get(bench.t.user_p, "/api/v1/builds/steps/", kind="pcie_topology_check", server=bench.server.pk)
+    assert [row["id"] for row in by_kind.json()["results"]] == [step.pk]
+    assert get(bench.t.user_p, "/api/v1/builds/photos/", step=step.pk).json()["count"] == 2
+
+
+def test_a_step_as_json(bench):
+    response = post(bench.t.user_p, bench.url("steps/"), {"kind": "qc_signoff", "data": {"torque_nm": 0.6}})
+    assert response.status_code == 201, response.json()
+    assert response.json()["data"] == {"torque_nm": 0.6}
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"kind": "soldering"}, "kind"),
+        ({"kind": "note", "data": "[1, 2]"}, "data"),
+        ({"kind": "note", "data": "{not json"}, "data"),
+        ({"kind": "note", "photos": [_upload(f"{i}.png", png()) for i in range(11)]}, "photos"),
+        ({"kind": "note", "photos": [_upload("a.png", png()), _upload("b.jpg", b"plain text")]}, "photo"),
+    ],
+)
+def test_a_refused_step_writes_nothing(bench, _media, body, field):
+    before = snapshot()
+    response = post(bench.t.user_p, bench.url("steps/"), body, format="multipart")
+    assert response.status_code == 400
+    assert field in response.json()
+    assert snapshot() == before
+
+
+def test_a_photo_for_a_step_of_another_server_is_a_400(bench):
+    other_step = post(bench.t.user_p, bench.url("steps/", bench.other_server), {"kind": "note"}).json()["id"]
+    before = snapshot()
+
+    response = _photo(bench, png(), step=other_step)
+
+    assert response.status_code == 400
+    assert "step" in response.json()
+    assert snapshot() == before
+    own_step = post(bench.t.user_p, bench.url("steps/"), {"kind": "note"}).json()["id"]
+    assert _photo(bench, png(), step=own_step).json()["step"] == own_step
