@@ -38,7 +38,7 @@ from inventory.models import Component
 from inventory.services import component_move
 from orders.models import Order
 from werkbank.access import is_pm
-from werkbank.audit import audit
+from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
 from werkbank.models import Organization
@@ -272,6 +272,14 @@ def allocate(
                 f"{component.get_status_display().lower()}, not in stock.",
                 code="component_unavailable",
             )
+    elsewhere = [c for c in locked if c.holder_id is not None and c.holder_id != locked_server.partner_id]
+    if elsewhere:
+        raise RuleViolation(
+            f"{elsewhere[0].part.mpn} {elsewhere[0].serial} is at {elsewhere[0].location}, "
+            f"not at the workshop that builds {locked_server.hostname}.",
+            missing=[f"{c.serial}: stock at the server's workshop or our warehouse" for c in elsewhere],
+            code="component_elsewhere",
+        )
     bom = set(locked_server.order.configuration.lines.values_list("part_id", flat=True))
     foreign = [component for component in locked if component.part_id not in bom]
     if foreign:
@@ -308,7 +316,7 @@ def allocate(
         Allocation(
             component=component,
             server=locked_server,
-            allocated_by=_actor(actor),
+            allocated_by=user_or_none(actor),
             warranty_registered_to=customer,
             lot_override_reason=override_reason if len(gpu_lots) > 1 else "",
         )
@@ -332,10 +340,6 @@ def allocate(
         note=override_reason,
     )
     return allocations
-
-
-def _actor(actor: Any) -> Any:
-    return actor if getattr(actor, "is_authenticated", False) else None
 
 
 # --- Installation --------------------------------------------------------------------------------------
@@ -435,7 +439,7 @@ def install(*, server: Server, actor: Any, component: Component, connector_name:
             code="component_installed",
         )
     installation = Installation.objects.create(
-        server=locked_server, connector=connector, component=component, installed_by=_actor(actor)
+        server=locked_server, connector=connector, component=component, installed_by=user_or_none(actor)
     )
     component_move(
         components=[component],
@@ -469,7 +473,7 @@ def remove(*, installation: Installation, actor: Any, reason: str) -> Installati
     _require_open(locked.server)
     if locked.removed_at is not None:
         raise RuleViolation(f"{locked.component.serial} was already removed from {locked.connector.name}.")
-    locked.removed_at, locked.removed_by, locked.removal_reason = timezone.now(), _actor(actor), reason
+    locked.removed_at, locked.removed_by, locked.removal_reason = timezone.now(), user_or_none(actor), reason
     locked.save(update_fields=["removed_at", "removed_by", "removal_reason"])
     component_move(
         components=[locked.component],
@@ -562,7 +566,7 @@ def connector_blacklist(
         evidence=evidence,
         measurements=measurements or {},
         photo=photo,
-        created_by=_actor(actor),
+        created_by=user_or_none(actor),
     )
     audit(
         actor=actor,
@@ -609,7 +613,11 @@ def photo_upload(*, server: Server, actor: Any, data: bytes, step: BuildStep | N
     if step is not None and step.server_id != server.pk:
         raise InvalidInput("step", "the step belongs to another server.")
     photo = BuildPhoto(
-        server=server, step=step, content_type=content_type, size_bytes=len(data), uploaded_by=_actor(actor)
+        server=server,
+        step=step,
+        content_type=content_type,
+        size_bytes=len(data),
+        uploaded_by=user_or_none(actor),
     )
     photo.file.save("upload", ContentFile(data), save=False)
     photo.save()
@@ -637,7 +645,7 @@ def step_log(
         raise InvalidInput("kind", f"unknown step {kind!r}; one of {', '.join(BuildStepKind.values)}.")
     locked = _lock_server(server)
     step = BuildStep.objects.create(
-        server=locked, kind=kind, actor=_actor(actor), notes=notes, data=data or {}
+        server=locked, kind=kind, actor=user_or_none(actor), notes=notes, data=data or {}
     )
     for photo in photos:
         photo_upload(server=locked, actor=actor, data=photo, step=step)

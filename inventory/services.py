@@ -31,7 +31,7 @@ from inventory.models import (
     Supplier,
 )
 from inventory.packing import PackingList, check_against_line
-from werkbank.audit import audit
+from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import Organization
@@ -171,7 +171,7 @@ def po_create(
         currency=currency,
         deliver_to=deliver_to,
         notes=notes,
-        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+        created_by=user_or_none(actor),
     )
     PurchaseOrderLine.objects.bulk_create(
         [
@@ -380,7 +380,7 @@ def po_line_receive(
         [
             StockMovement(
                 component=component,
-                actor=_actor(actor),
+                actor=user_or_none(actor),
                 to_status=ComponentStatus.IN_STOCK,
                 to_location=location,
                 reason=reason,
@@ -409,10 +409,6 @@ def po_line_receive(
 
 def _row_errors(packing: PackingList) -> list[dict]:
     return [error.as_dict() for error in packing.errors]
-
-
-def _actor(actor: Any) -> Any:
-    return actor if getattr(actor, "is_authenticated", False) else None
 
 
 def _settle_po_status(*, po: PurchaseOrder, actor: Any) -> None:
@@ -465,7 +461,7 @@ def component_move(
         movements.append(
             StockMovement(
                 component=component,
-                actor=_actor(actor),
+                actor=user_or_none(actor),
                 from_status=component.status,
                 to_status=to_status,
                 from_location=component.location,

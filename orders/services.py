@@ -33,7 +33,7 @@ from orders.models import (
     Workload,
 )
 from orders.signals import order_transitioned
-from werkbank.audit import audit
+from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import AuditEvent, Organization
@@ -204,7 +204,7 @@ def order_create(
         server_count=server_count,
         warranty_months=warranty_months,
         notes=notes,
-        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+        created_by=user_or_none(actor),
     )
     audit(
         actor=actor,
@@ -651,7 +651,7 @@ def roi_assess(
     assessment = ROIAssessment.objects.create(
         order=locked,
         version=version,
-        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+        created_by=user_or_none(actor),
         note=note,
         currency=currency,
         **{key: values[key] for key in ROI_INPUT_FIELDS if key in values},

@@ -10,6 +10,11 @@ from django.db import models, transaction
 from werkbank.models import AuditEvent
 
 
+def user_or_none(actor: Any) -> Any:
+    """The acting user for a foreign key: None for the system (commands, tasks) or an anonymous caller."""
+    return actor if getattr(actor, "is_authenticated", False) else None
+
+
 def audit(
     *,
     actor: Any,
@@ -24,7 +29,7 @@ def audit(
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("audit() must be called inside the service's transaction.atomic() block")
     return AuditEvent.objects.create(
-        actor=actor if getattr(actor, "is_authenticated", False) else None,
+        actor=user_or_none(actor),
         verb=verb,
         content_type=ContentType.objects.get_for_model(obj),
         object_id=str(obj.pk),

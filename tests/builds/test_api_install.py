@@ -285,3 +285,24 @@ def test_a_part_off_the_bill_of_materials_is_refused(bench):
     assert response.json()["code"] == "not_on_bom"
     assert "STRAY-GPU STRAY-1 is not on the bill of materials" in response.json()["detail"]
     assert snapshot() == before
+
+
+def test_stock_at_another_partners_workshop_is_refused(bench):
+    """A component held by partner Q's workshop cannot go into a server that partner P builds."""
+    po = factories.make_po(deliver_to=bench.t.partner_q, quantity=1, part=bench.gpu)
+    po_line_receive(
+        line=po.lines.get(),
+        actor=bench.t.pm,
+        lot_code="L-Q",
+        date_code="2526",
+        origin="TW",
+        packing=parse_scanner("AT-Q-1"),
+    )
+    before = snapshot()
+
+    response = post(bench.t.pm, bench.url("install/"), {"serial": "AT-Q-1", "connector": "PCIe-1"})
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "component_elsewhere"
+    assert f"Workshop {bench.t.partner_q.name}" in response.json()["detail"]
+    assert snapshot() == before
