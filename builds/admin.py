@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html_join
@@ -26,25 +26,7 @@ from builds.models import (
 )
 from builds.services import assembly_gaps, server_mark_assembled, server_start_assembly
 from werkbank.access import is_pm
-from werkbank.admin import PMAdmin, audit_timeline
-from werkbank.errors import DomainError
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_pm(request.user)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+from werkbank.admin import PMAdmin, ReadOnlyInline, audit_timeline
 
 
 class InstallationInline(ReadOnlyInline):
@@ -124,22 +106,20 @@ class ServerAdmin(PMAdmin):
     def timeline(self, obj: Server) -> str:
         return audit_timeline(obj)
 
-    def _run(self, request: HttpRequest, queryset: QuerySet, service: Any, label: str) -> None:
-        for server in queryset:
-            try:
-                service(server=server, actor=request.user)
-            except DomainError as exc:
-                self.message_user(request, exc.message, messages.ERROR)
-            else:
-                self.message_user(request, f"{server.hostname}: {label}.", messages.SUCCESS)
-
     @admin.action(description="Start assembly of the selected servers")
     def start_assembly(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, server_start_assembly, "assembly started")
+        self.run_for_each(
+            request,
+            queryset,
+            lambda s: server_start_assembly(server=s, actor=request.user),
+            "assembly started",
+        )
 
     @admin.action(description="Mark the selected servers assembled")
     def mark_assembled(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, server_mark_assembled, "assembled")
+        self.run_for_each(
+            request, queryset, lambda s: server_mark_assembled(server=s, actor=request.user), "assembled"
+        )
 
 
 @admin.register(ConnectorBlacklist)

@@ -132,8 +132,10 @@ class Server(models.Model):
         return self.hostname
 
 
-class ConnectorQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> ConnectorQuerySet:
+class BenchQuerySet(VisibleToQuerySet):
+    """Rows that hang off a server's bench: visible to its partner's members (and PMs), not to customers."""
+
+    def scope_for_member(self, user: Any) -> BenchQuerySet:
         return self.filter(server__in=Server.objects.on_bench_of(user))
 
 
@@ -149,7 +151,7 @@ class Connector(models.Model):
     pcie_lanes = models.PositiveSmallIntegerField(null=True, blank=True)
     cooling_block = models.CharField(max_length=16, blank=True)
 
-    objects = ConnectorQuerySet.as_manager()
+    objects = BenchQuerySet.as_manager()
 
     class Meta:
         ordering = ["server", "position"]
@@ -186,11 +188,6 @@ class ConnectorBlacklist(models.Model):
         return f"{self.connector}: {self.reason}"
 
 
-class AllocationQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> AllocationQuerySet:
-        return self.filter(server__in=Server.objects.on_bench_of(user))
-
-
 class Allocation(models.Model):
     """A component set aside for a server, with the warranty registered in the customer's name."""
 
@@ -204,7 +201,7 @@ class Allocation(models.Model):
     lot_override_reason = models.TextField(blank=True)
     released_at = models.DateTimeField(null=True, blank=True)
 
-    objects = AllocationQuerySet.as_manager()
+    objects = BenchQuerySet.as_manager()
 
     class Meta:
         ordering = ["server", "allocated_at"]
@@ -219,11 +216,6 @@ class Allocation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.component} → {self.server}"
-
-
-class InstallationQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> InstallationQuerySet:
-        return self.filter(server__in=Server.objects.on_bench_of(user))
 
 
 class Installation(models.Model):
@@ -242,7 +234,7 @@ class Installation(models.Model):
     removed_at = models.DateTimeField(null=True, blank=True)
     removal_reason = models.CharField(max_length=500, blank=True)
 
-    objects = InstallationQuerySet.as_manager()
+    objects = BenchQuerySet.as_manager()
 
     class Meta:
         ordering = ["server", "installed_at", "pk"]
@@ -270,11 +262,6 @@ class Installation(models.Model):
         return f"{self.component.serial} in {self.connector}"
 
 
-class BuildStepQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> BuildStepQuerySet:
-        return self.filter(server__in=Server.objects.on_bench_of(user))
-
-
 class BuildStep(models.Model):
     """One logged step of a server's build."""
 
@@ -285,7 +272,7 @@ class BuildStep(models.Model):
     notes = models.TextField(blank=True)
     data = models.JSONField(default=dict, blank=True)
 
-    objects = BuildStepQuerySet.as_manager()
+    objects = BenchQuerySet.as_manager()
 
     class Meta:
         ordering = ["server", "created_at", "pk"]
@@ -297,11 +284,6 @@ class BuildStep(models.Model):
 def _photo_path(photo: BuildPhoto, filename: str) -> str:
     # Never the user's file name: a generated one, with the extension of the detected type.
     return f"build-photos/{photo.server_id}/{uuid.uuid4().hex}.{photo.content_type.split('/')[-1]}"
-
-
-class BuildPhotoQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> BuildPhotoQuerySet:
-        return self.filter(server__in=Server.objects.on_bench_of(user))
 
 
 class BuildPhoto(models.Model):
@@ -319,7 +301,7 @@ class BuildPhoto(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = BuildPhotoQuerySet.as_manager()
+    objects = BenchQuerySet.as_manager()
 
     class Meta:
         ordering = ["server", "created_at", "pk"]

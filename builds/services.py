@@ -42,6 +42,7 @@ from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
 from werkbank.models import Organization
+from werkbank.transitions import require_transition
 
 # --- Servers -------------------------------------------------------------------------------------------
 
@@ -114,15 +115,14 @@ def _lock_server(server: Server) -> Server:
 
 def _server_transition(*, server: Server, actor: Any, target: str, verb: str, note: str = "") -> Server:
     locked = _lock_server(server)
-    if target not in SERVER_TRANSITIONS[locked.status]:
-        sources = [source for source, targets in SERVER_TRANSITIONS.items() if target in targets]
-        raise RuleViolation(
-            f"Server {locked.hostname} is {locked.get_status_display().lower()}; "
-            f"to {verb.replace('_', ' ')} it "
-            f"must be {' or '.join(ServerStatus(source).label.lower() for source in sources)}.",
-            missing=[f"status {' or '.join(sources)}"],
-            code="invalid_transition",
-        )
+    require_transition(
+        transitions=SERVER_TRANSITIONS,
+        choices=ServerStatus,
+        current=locked.status,
+        target=target,
+        subject=f"Server {locked.hostname}",
+        verb=verb,
+    )
     before = locked.status
     locked.status = target
     locked.save(update_fields=["status"])

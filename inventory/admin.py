@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -30,8 +30,7 @@ from inventory.services import (
     supplier_update,
 )
 from werkbank.access import is_pm
-from werkbank.admin import PMAdmin, audit_timeline
-from werkbank.errors import DomainError
+from werkbank.admin import PMAdmin, ReadOnlyInline, audit_timeline
 
 
 class ReadOnlyPMAdmin(PMAdmin):
@@ -87,23 +86,10 @@ class SupplierAdmin(PMAdmin):
             obj.pk = supplier_create(actor=request.user, **data).pk
 
 
-class PurchaseOrderLineInline(admin.TabularInline):
+class PurchaseOrderLineInline(ReadOnlyInline):
     model = PurchaseOrderLine
-    extra = 0
     fields = ["part", "quantity", "unit_price", "quantity_received"]
     readonly_fields = fields
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_pm(request.user)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(PurchaseOrder)
@@ -129,24 +115,20 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [field.name for field in PurchaseOrder._meta.fields] + ["timeline"]
 
-    def _run(self, request: HttpRequest, queryset: QuerySet, label: str, service: Any) -> None:
-        for po in queryset.select_related("supplier"):
-            try:
-                service(po=po, actor=request.user)
-            except DomainError as exc:
-                self.message_user(request, exc.message, messages.ERROR)
-            else:
-                self.message_user(request, f"{po.number}: {label}.", messages.SUCCESS)
-
     @admin.action(
         description="Send selected purchase orders (EU suppliers; non-EU needs the API with a reason)"
     )
     def send_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, "sent", po_send)
+        self.run_for_each(
+            request,
+            queryset.select_related("supplier"),
+            lambda po: po_send(po=po, actor=request.user),
+            "sent",
+        )
 
     @admin.action(description="Close selected purchase orders")
     def close_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._run(request, queryset, "closed", po_close)
+        self.run_for_each(request, queryset, lambda po: po_close(po=po, actor=request.user), "closed")
 
 
 @admin.register(BatchLot)

@@ -36,6 +36,7 @@ from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import Organization
 from werkbank.services import next_reference
+from werkbank.transitions import require_transition
 
 PART_FIELDS = (
     "category",
@@ -196,14 +197,14 @@ def po_create(
 
 def _po_transition(*, po: PurchaseOrder, actor: Any, target: str, verb: str, note: str = "") -> PurchaseOrder:
     locked = PurchaseOrder.objects.select_for_update().select_related("supplier").get(pk=po.pk)
-    if target not in PO_TRANSITIONS[locked.status]:
-        sources = [source for source, targets in PO_TRANSITIONS.items() if target in targets]
-        raise RuleViolation(
-            f"Purchase order {locked.number} is {locked.get_status_display().lower()}; to {verb} it must be "
-            f"{' or '.join(PurchaseOrderStatus(source).label.lower() for source in sources)}.",
-            missing=[f"status {' or '.join(sources)}"],
-            code="invalid_transition",
-        )
+    require_transition(
+        transitions=PO_TRANSITIONS,
+        choices=PurchaseOrderStatus,
+        current=locked.status,
+        target=target,
+        subject=f"Purchase order {locked.number}",
+        verb=verb,
+    )
     before = locked.status
     locked.status = target
     locked.save(update_fields=["status"])

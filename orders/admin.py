@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
@@ -30,7 +30,6 @@ from orders.services import (
 )
 from werkbank.access import is_pm
 from werkbank.admin import PMAdmin, audit_timeline
-from werkbank.errors import DomainError
 
 CONFIGURATION_FIELDS = ("name", "description", "psu_count", "psu_rating_w", "psu_redundant")
 
@@ -108,16 +107,15 @@ def _transition_admin_action(name: str) -> Any:
                     "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
                 },
             )
-        for order in queryset:
-            try:
-                kwargs: dict[str, str] = {"reason": text} if needs_reason else {"note": text}
-                if name == "approve":
-                    kwargs["override_reason"] = request.POST.get("override_reason", "").strip()
-                service(order=order, actor=request.user, **kwargs)
-            except DomainError as exc:
-                modeladmin.message_user(request, exc.message, messages.ERROR)
-            else:
-                modeladmin.message_user(request, f"{order.reference}: {label} done.", messages.SUCCESS)
+        kwargs: dict[str, str] = {"reason": text} if needs_reason else {"note": text}
+        if name == "approve":
+            kwargs["override_reason"] = request.POST.get("override_reason", "").strip()
+        modeladmin.run_for_each(
+            request,
+            queryset,
+            lambda order: service(order=order, actor=request.user, **kwargs),
+            f"{label} done",
+        )
         return None
 
     run.__name__ = f"action_{name}"

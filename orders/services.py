@@ -38,6 +38,7 @@ from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import AuditEvent, Organization
 from werkbank.services import next_reference
+from werkbank.transitions import require_transition
 
 # --- Configurations ----------------------------------------------------------------------------------
 
@@ -289,10 +290,6 @@ def _audit_value(value: Any) -> Any:
 # --- Transitions -------------------------------------------------------------------------------------
 
 
-def _sources_of(target: str) -> list[str]:
-    return [source for source, targets in TRANSITIONS.items() if target in targets]
-
-
 def _transition(
     *,
     order: Order,
@@ -304,14 +301,14 @@ def _transition(
     details: dict[str, Any] | None = None,
 ) -> Order:
     locked = Order.objects.select_for_update().select_related("configuration").get(pk=order.pk)
-    if target not in TRANSITIONS[locked.status]:
-        needed = " or ".join(OrderStatus(source).label.lower() for source in _sources_of(target))
-        raise RuleViolation(
-            f"Order {locked.reference} is {locked.get_status_display().lower()}; "
-            f"to {verb.replace('_', ' ')} it must be {needed}.",
-            missing=[f"status {' or '.join(_sources_of(target))}"],
-            code="invalid_transition",
-        )
+    require_transition(
+        transitions=TRANSITIONS,
+        choices=OrderStatus,
+        current=locked.status,
+        target=target,
+        subject=f"Order {locked.reference}",
+        verb=verb,
+    )
     if check is not None:
         check(locked)
     before = locked.status

@@ -43,9 +43,38 @@ class PMAdmin(admin.ModelAdmin):
             self.message_user(request, exc.message, messages.ERROR)
             return HttpResponseRedirect(request.get_full_path())
 
+    def run_for_each(self, request: HttpRequest, objects: Any, call: Any, done: str) -> None:
+        """Run a service on each selected object: each success or refusal becomes one message."""
+        for obj in objects:
+            try:
+                call(obj)
+            except DomainError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"{obj}: {done}.", messages.SUCCESS)
+
     @staticmethod
     def changed_values(form: Any) -> dict[str, Any]:
         return {name: form.cleaned_data[name] for name in form.changed_data if name in form.cleaned_data}
+
+
+class ReadOnlyInline(admin.TabularInline):
+    """Rows a PM looks at beside their parent but never edits here (history, lines written by services)."""
+
+    extra = 0
+    can_delete = False
+
+    def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return is_pm(request.user)
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
 
 
 def audit_timeline(obj: Model) -> str:
