@@ -26,6 +26,18 @@ SERVER_TRANSITIONS: dict[str, frozenset[str]] = {
     ServerStatus.DEPLOYED: frozenset({ServerStatus.HANDED_OVER}),
     ServerStatus.HANDED_OVER: frozenset(),
 }
+#: Statuses of a server that has been assembled, whatever happened since (an order may start burn-in only
+#: when all of its servers are in one of them).
+AT_LEAST_ASSEMBLED = frozenset(
+    {
+        ServerStatus.ASSEMBLED,
+        ServerStatus.BURN_IN,
+        ServerStatus.BURN_IN_PASSED,
+        ServerStatus.BURN_IN_FAILED,
+        ServerStatus.DEPLOYED,
+        ServerStatus.HANDED_OVER,
+    }
+)
 #: Statuses in which the partner may change what is installed.
 BENCH_OPEN = frozenset({ServerStatus.PLANNED, ServerStatus.ASSEMBLING, ServerStatus.BURN_IN_FAILED})
 

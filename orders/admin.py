@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from django.contrib import admin
@@ -13,11 +14,10 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from orders.choices import OrderStatus
+from orders.choices import REASON_REQUIRED, OrderStatus
 from orders.models import ConfigurationLine, Order, ROIAssessment, ServerConfiguration, Workload
-from orders.selectors import ROI_OUTPUT_LABELS, order_gate_report
+from orders.selectors import ROI_OUTPUT_LABELS, order_gate_report, transition_checks
 from orders.services import (
-    REASON_REQUIRED,
     ROI_INPUT_FIELDS,
     TRANSITION_SERVICES,
     WORKLOAD_FIELDS,
@@ -82,6 +82,19 @@ class ServerConfigurationAdmin(PMAdmin):
             form.instance.pk = created.pk
 
 
+def _labelled_checks(order: Order, *, action: str | None = None) -> list[dict[str, Any]]:
+    """The order's transition checks, with readable labels, optionally of one action only."""
+    return [
+        {
+            **asdict(check),
+            "label": check.action.replace("_", " "),
+            "target_label": OrderStatus(check.target).label,
+        }
+        for check in transition_checks(order=order)
+        if action is None or check.action == action
+    ]
+
+
 def _transition_admin_action(name: str) -> Any:
     """An admin action that asks for a note (or the required reason) and calls the transition service."""
     service = TRANSITION_SERVICES[name]
@@ -98,6 +111,7 @@ def _transition_admin_action(name: str) -> Any:
                     **modeladmin.admin_site.each_context(request),
                     "title": f"{label.capitalize()} orders",
                     "orders": queryset,
+                    "rows": [(order, _labelled_checks(order, action=name)) for order in queryset],
                     "action": request.POST.get("action"),
                     "needs_reason": needs_reason,
                     "offers_override": name == "approve",
@@ -145,6 +159,7 @@ class OrderAdmin(PMAdmin):
         "created_at",
         "updated_at",
         "gate",
+        "next_steps",
         "timeline",
     ]
     fields = [
@@ -159,6 +174,7 @@ class OrderAdmin(PMAdmin):
         "circuit_a",
         "circuit_phases",
         "approval_override_reason",
+        "next_steps",
         "gate",
         "created_by",
         "created_at",
@@ -178,6 +194,14 @@ class OrderAdmin(PMAdmin):
     @admin.display(description="Audit timeline")
     def timeline(self, obj: Order) -> str:
         return audit_timeline(obj) if obj.pk else "—"
+
+    @admin.display(description="Next steps")
+    def next_steps(self, obj: Order) -> str:
+        if not obj.pk:
+            return "—"
+        return render_to_string(
+            "orders/_transition_checks.html", {"order": obj, "checks": _labelled_checks(obj)}
+        )
 
     @admin.display(description="Approval gate")
     def gate(self, obj: Order) -> str:

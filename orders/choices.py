@@ -31,6 +31,23 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     OrderStatus.CANCELLED: frozenset(),
 }
 
+#: Each transition's action name (API `POST /orders/{id}/<action>/`, admin action, service `order_<action>`)
+#: and the status it leads to.
+TRANSITION_ACTIONS: dict[str, str] = {
+    "submit": OrderStatus.ROI_REVIEW,
+    "approve": OrderStatus.APPROVED,
+    "reject": OrderStatus.REJECTED,
+    "procure": OrderStatus.PROCUREMENT,
+    "start_assembly": OrderStatus.ASSEMBLY,
+    "start_burn_in": OrderStatus.BURN_IN,
+    "start_deployment": OrderStatus.DEPLOYMENT,
+    "hand_over": OrderStatus.HANDED_OVER,
+    "close": OrderStatus.CLOSED,
+    "cancel": OrderStatus.CANCELLED,
+}
+#: Transitions that need a written reason instead of an optional note.
+REASON_REQUIRED = frozenset({"reject", "cancel"})
+
 #: Statuses in which the order's terms (configuration, count, warranty) may still be edited.
 EDITABLE = frozenset({OrderStatus.DRAFT})
 #: Statuses that end an order.

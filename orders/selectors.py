@@ -5,6 +5,7 @@ The arithmetic lives in `orders.formulas` (pure, no Django); this module feeds i
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +13,8 @@ from django.conf import settings
 from django.db.models import F, Sum
 
 from inventory.choices import PartCategory
-from orders import formulas
+from orders import formulas, gates
+from orders.choices import REASON_REQUIRED, TRANSITION_ACTIONS, TRANSITIONS, OrderStatus
 from orders.models import Order, ROIAssessment, Workload
 
 
@@ -266,3 +268,77 @@ def assessment_result(*, assessment: ROIAssessment) -> formulas.ROIResult:
             }
         )
     )
+
+
+# --- Transition checks ---------------------------------------------------------------------------------
+
+
+def bill_of_materials_missing(*, order: Order) -> list[str]:
+    """What the configuration lacks before the order may go to ROI review: a GPU line and a chassis line."""
+    categories = set(order.configuration.lines.values_list("part__category", flat=True))
+    return [
+        f"a {label} line on configuration {order.configuration.name}"
+        for category, label in ((PartCategory.GPU, "GPU"), (PartCategory.CHASSIS, "chassis"))
+        if category not in categories
+    ]
+
+
+def purchasing_data_missing(*, lines: Iterable[Any]) -> list[str]:
+    """Configuration lines whose part cannot be ordered yet: no preferred supplier, or no list price."""
+    lines = list(lines)
+    return [
+        f"{line.part.mpn}: no preferred supplier" for line in lines if line.part.preferred_supplier_id is None
+    ] + [f"{line.part.mpn}: no list price" for line in lines if line.part.list_price is None]
+
+
+@dataclass(frozen=True)
+class TransitionCheck:
+    """One transition the order's status allows, and what still blocks it.
+
+    `overridable`: a PM may go ahead anyway with a written reason (the approval gate). `needs_reason`: the
+    transition itself asks for a written reason (reject, cancel).
+    """
+
+    action: str
+    target: str
+    ready: bool
+    missing: list[str]
+    overridable: bool = False
+    needs_reason: bool = False
+
+
+def _own_missing(*, order: Order, target: str) -> tuple[list[str], bool]:
+    """The orders app's own preconditions of a target, and whether a PM may override them."""
+    if target == OrderStatus.ROI_REVIEW:
+        missing = bill_of_materials_missing(order=order)
+        return ([f"The bill of materials lacks {' and '.join(missing)}."] if missing else []), False
+    if target == OrderStatus.APPROVED:
+        return [check.summary for check in approval_checks(order=order) if not check.ok], True
+    if target == OrderStatus.PROCUREMENT:
+        lines = order.configuration.lines.select_related("part")
+        return [f"Part {entry}." for entry in purchasing_data_missing(lines=lines)], False
+    return [], False
+
+
+def transition_checks(*, order: Order) -> list[TransitionCheck]:
+    """For each transition the order's status allows, what is still missing: the orders app's own
+    preconditions, then every check the apps above registered in `orders.gates`. The transition services
+    refuse with the same sentences."""
+    allowed = TRANSITIONS[order.status]
+    checks = []
+    for action, target in TRANSITION_ACTIONS.items():
+        if target not in allowed:
+            continue
+        own, overridable = _own_missing(order=order, target=target)
+        missing = own + gates.missing_for(order=order, target=target)
+        checks.append(
+            TransitionCheck(
+                action=action,
+                target=target,
+                ready=not missing,
+                missing=missing,
+                overridable=overridable and bool(own),
+                needs_reason=action in REASON_REQUIRED,
+            )
+        )
+    return checks

@@ -18,11 +18,16 @@ from django.db.models import Max
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from inventory.choices import PartCategory
 from inventory.models import Part
 from inventory.services import po_create
-from orders import formulas
-from orders.choices import EDITABLE, STATUS_LABELS_DE, TRANSITIONS, OrderStatus, WarrantyTerm
+from orders import formulas, gates
+from orders.choices import (
+    EDITABLE,
+    STATUS_LABELS_DE,
+    TRANSITIONS,
+    OrderStatus,
+    WarrantyTerm,
+)
 from orders.models import (
     ConfigurationLine,
     Order,
@@ -32,6 +37,7 @@ from orders.models import (
     StatusNotice,
     Workload,
 )
+from orders.selectors import bill_of_materials_missing, purchasing_data_missing
 from orders.signals import order_transitioned
 from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
@@ -309,6 +315,14 @@ def _transition(
         subject=f"Order {locked.reference}",
         verb=verb,
     )
+    gate_missing = gates.missing_for(order=locked, target=target)
+    if gate_missing:
+        raise RuleViolation(
+            f"Order {locked.reference} cannot {verb.replace('_', ' ')}: "
+            f"{len(gate_missing)} thing(s) missing. " + " ".join(gate_missing),
+            missing=gate_missing,
+            code="order_gate",
+        )
     if check is not None:
         check(locked)
     before = locked.status
@@ -341,12 +355,7 @@ def _require_reason(reason: str, *, field: str = "reason") -> str:
 
 
 def _check_bill_of_materials(order: Order) -> None:
-    categories = set(order.configuration.lines.values_list("part__category", flat=True))
-    missing = [
-        f"a {label} line on configuration {order.configuration.name}"
-        for category, label in ((PartCategory.GPU, "GPU"), (PartCategory.CHASSIS, "chassis"))
-        if category not in categories
-    ]
+    missing = bill_of_materials_missing(order=order)
     if missing:
         raise RuleViolation(
             f"Order {order.reference} cannot go to ROI review: "
@@ -424,9 +433,7 @@ def procurement_plan(order: Order) -> dict[Any, list[tuple[Part, int, Decimal]]]
     part), grouped by each part's preferred supplier. Refuses, listing them, parts with no preferred supplier
     or no list price."""
     lines = list(order.configuration.lines.select_related("part__preferred_supplier"))
-    missing = [
-        f"{line.part.mpn}: no preferred supplier" for line in lines if line.part.preferred_supplier_id is None
-    ] + [f"{line.part.mpn}: no list price" for line in lines if line.part.list_price is None]
+    missing = purchasing_data_missing(lines=lines)
     if missing:
         raise RuleViolation(
             f"Order {order.reference} cannot be procured: {len(missing)} part(s) lack purchasing data. "
@@ -532,8 +539,6 @@ TRANSITION_SERVICES: dict[str, Callable[..., Order]] = {
     "close": order_close,
     "cancel": order_cancel,
 }
-#: Transitions that need a written reason instead of an optional note.
-REASON_REQUIRED = frozenset({"reject", "cancel"})
 
 
 # --- Notifications -----------------------------------------------------------------------------------

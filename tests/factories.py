@@ -175,3 +175,19 @@ def make_po(
         deliver_to=deliver_to,
     )
     return po_send(po=po, actor=pm) if send else po
+
+
+def make_servers(order: Order, *, status: str = "planned") -> list:
+    """The order's servers, one per unit, in one status (as the builds services would have left them)."""
+    from builds.models import Server
+
+    return Server.objects.bulk_create(
+        Server(
+            order=order,
+            sequence=n,
+            hostname=f"{order.reference.lower()}-{n:02d}",
+            asset_tag=f"{order.reference}-{n:02d}",
+            status=status,
+        )
+        for n in range(1, order.server_count + 1)
+    )

@@ -293,3 +293,18 @@ class ApprovalChecksSerializer(serializers.Serializer):
     approvable = serializers.BooleanField()
     override_reason = serializers.CharField()
     checks = GateCheckSerializer(many=True)
+
+
+class TransitionCheckSerializer(serializers.Serializer):
+    action = serializers.CharField(help_text="POST /api/v1/orders/{id}/<action>/ (underscores as dashes).")
+    target = serializers.CharField()
+    ready = serializers.BooleanField()
+    missing = serializers.ListField(child=serializers.CharField())
+    overridable = serializers.BooleanField(help_text="A PM may go ahead with a written override reason.")
+    needs_reason = serializers.BooleanField()
+
+
+class TransitionChecksSerializer(serializers.Serializer):
+    order = serializers.CharField()
+    status = serializers.CharField()
+    transitions = TransitionCheckSerializer(many=True)

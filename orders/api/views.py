@@ -24,15 +24,16 @@ from orders.api.serializers import (
     ROIResultSerializer,
     ServerConfigurationSerializer,
     SizingResultSerializer,
+    TransitionChecksSerializer,
     TransitionSerializer,
     WorkloadSerializer,
     WorkloadWithSizingSerializer,
 )
+from orders.choices import REASON_REQUIRED
 from orders.filters import OrderFilter, ROIAssessmentFilter, ServerConfigurationFilter
 from orders.models import Order, ROIAssessment, ServerConfiguration, Workload
-from orders.selectors import approval_checks, order_sizing
+from orders.selectors import approval_checks, order_sizing, transition_checks
 from orders.services import (
-    REASON_REQUIRED,
     TRANSITION_SERVICES,
     configuration_create,
     configuration_update,
@@ -201,6 +202,29 @@ class OrderViewSet(ScopedViewSet):
                 "approvable": all(check.ok for check in checks),
                 "override_reason": order.approval_override_reason,
                 "checks": [asdict(check) for check in checks],
+            }
+        )
+
+    @extend_schema(
+        responses={200: TransitionChecksSerializer},
+        summary="For each transition the order's status allows, what is still missing (PMs only).",
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="transition-checks",
+        pagination_class=None,
+        filterset_class=None,
+    )
+    def transition_checks(self, request: Request, pk: str | None = None) -> Response:
+        order = self.get_object()
+        if not is_pm(request.user):
+            raise PermissionDenied("Only project managers move orders through their statuses.")
+        return Response(
+            {
+                "order": order.reference,
+                "status": order.status,
+                "transitions": [asdict(check) for check in transition_checks(order=order)],
             }
         )
 

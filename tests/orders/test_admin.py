@@ -165,3 +165,35 @@ def test_roi_assessment_added_in_the_admin_is_computed_by_the_service(pm_browser
     assert response.status_code == 302, response.content.decode()[:3000]
     assessment = order.roi_assessments.get()
     assert (assessment.version, assessment.net_month) == (1, Decimal("2297.59"))
+
+
+def test_order_page_shows_what_blocks_the_next_step(pm_browser, tenants):
+    order = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ASSEMBLY, server_count=2)
+    first, second = factories.make_servers(order, status="assembled")
+    second.status = "planned"
+    second.save(update_fields=["status"])
+
+    page = pm_browser.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+
+    assert "Next steps" in page
+    assert "Start burn in</strong> → burn-in" in page
+    assert f"Server {second.hostname} is planned; it must be assembled first." in page
+    assert f"Server {first.hostname} is" not in page
+
+
+def test_transition_action_shows_the_checks_before_the_click(pm_browser, tenants):
+    order = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ASSEMBLY, server_count=1)
+    (server,) = factories.make_servers(order)
+    page = pm_browser.post(
+        "/admin/orders/order/", {"action": "action_start_burn_in", ACTION_CHECKBOX_NAME: [order.pk]}
+    ).content.decode()
+
+    assert "✗ blocked" in page
+    assert f"Server {server.hostname} is planned; it must be assembled first." in page
+
+    pm_browser.post(
+        "/admin/orders/order/",
+        {"action": "action_start_burn_in", ACTION_CHECKBOX_NAME: [order.pk], "apply": "1"},
+    )
+    order.refresh_from_db()
+    assert order.status == OrderStatus.ASSEMBLY

@@ -28,6 +28,10 @@ CASES = [
 ]
 
 
+#: What the builds app's gates need from an order's servers before these transitions.
+SERVERS_FOR = {"start_assembly": "planned", "start_burn_in": "assembled"}
+
+
 def _url(order: Order, action: str) -> str:
     return f"/api/v1/orders/{order.pk}/{action.replace('_', '-')}/"
 
@@ -39,6 +43,8 @@ def test_transition_allowed(
     tenants, django_capture_on_commit_callbacks, action, source, target, refused_from, body
 ):
     order = factories.pass_gate(factories.OrderFactory(customer=tenants.customer_a, status=source))
+    if action in SERVERS_FOR:
+        factories.make_servers(order, status=SERVERS_FOR[action])
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client(tenants.pm).post(_url(order, action), body, format="json")
 

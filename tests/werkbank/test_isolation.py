@@ -183,6 +183,10 @@ def order_approval_checks(w: World) -> None:
     _assert_404(w.intruders, "get", f"/api/v1/orders/{w.order_a.pk}/approval-checks/")
 
 
+def order_transition_checks(w: World) -> None:
+    _assert_404(w.intruders, "get", f"/api/v1/orders/{w.order_a.pk}/transition-checks/")
+
+
 def roi_assessment_list(w: World) -> None:
     mine = w.order_b.roi_assessments.get().pk
     assert _ids(api_client(w.t.user_b).get("/api/v1/roi-assessments/")) == {mine}
@@ -507,6 +511,7 @@ CASES: dict[str, Callable[[World], None]] = {
     "order-roi-assessments": order_roi_assessments,
     "order-workload": order_workload,
     "order-approval-checks": order_approval_checks,
+    "order-transition-checks": order_transition_checks,
     "roi-assessment-list": roi_assessment_list,
     "roi-assessment-detail": roi_assessment_detail,
     "roi-assessment-preview": roi_assessment_preview,
