@@ -15,10 +15,16 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from orders.choices import REASON_REQUIRED, OrderStatus
-from orders.models import ConfigurationLine, Order, ROIAssessment, ServerConfiguration, Workload
+from orders.models import (
+    ROI_INPUT_FIELDS,
+    ConfigurationLine,
+    Order,
+    ROIAssessment,
+    ServerConfiguration,
+    Workload,
+)
 from orders.selectors import ROI_OUTPUT_LABELS, order_gate_report, transition_checks
 from orders.services import (
-    ROI_INPUT_FIELDS,
     TRANSITION_SERVICES,
     WORKLOAD_FIELDS,
     configuration_create,

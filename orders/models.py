@@ -222,6 +222,32 @@ def _ratio(**kwargs: Any) -> models.DecimalField:
     return models.DecimalField(max_digits=9, decimal_places=4, **kwargs)
 
 
+#: The inputs of an ROI assessment, in the order every form, page and API shows them, with their labels.
+#: The one list of them: the services, the serializers, the admin and the gate report read it from here.
+ROI_INPUT_LABELS = [
+    ("capex", "Capex"),
+    ("gpu_count", "GPUs"),
+    ("price_per_gpu_hour", "Price per GPU-hour"),
+    ("utilization", "Utilisation"),
+    ("platform_fee", "Platform fee"),
+    ("power_active_kw", "Power at full load (kW)"),
+    ("power_idle_kw", "Power at idle (kW)"),
+    ("energy_price_kwh", "Energy price per kWh"),
+    ("pue", "PUE"),
+    ("colo_month", "Colocation per month"),
+    ("other_opex_month", "Other opex per month"),
+    ("horizon_months", "Horizon (months)"),
+    ("discount_rate_annual", "Discount rate per year"),
+    ("residual_value", "Residual value"),
+    ("target_payback_months", "Target payback (months)"),
+    ("rent_price_per_gpu_hour", "Rental price to compare (per GPU-hour)"),
+]
+#: Every stored input, the target payback included (`orders.formulas.ROIInputs` takes all of them).
+ROI_STORED_INPUTS = tuple(name for name, _ in ROI_INPUT_LABELS)
+#: What a PM enters; the target payback comes from the settings (WERKBANK_PAYBACK_TARGET_MONTHS).
+ROI_INPUT_FIELDS = tuple(name for name in ROI_STORED_INPUTS if name != "target_payback_months")
+
+
 class ROIAssessmentQuerySet(VisibleToQuerySet):
     def scope_for_member(self, user: Any) -> ROIAssessmentQuerySet:
         return self.filter(order__customer__in=member_organizations(user, kind=OrganizationKind.CUSTOMER))

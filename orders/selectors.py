@@ -15,7 +15,7 @@ from django.db.models import F, Sum
 from inventory.choices import PartCategory
 from orders import formulas, gates
 from orders.choices import REASON_REQUIRED, TRANSITION_ACTIONS, TRANSITIONS, OrderStatus
-from orders.models import Order, ROIAssessment, Workload
+from orders.models import ROI_INPUT_LABELS, ROI_STORED_INPUTS, Order, ROIAssessment, Workload
 
 
 @dataclass(frozen=True)
@@ -196,24 +196,6 @@ def approval_checks(*, order: Order) -> list[GateCheck]:
     return checks
 
 
-ROI_INPUT_LABELS = [
-    ("capex", "Capex"),
-    ("gpu_count", "GPUs"),
-    ("price_per_gpu_hour", "Price per GPU-hour"),
-    ("utilization", "Utilisation"),
-    ("platform_fee", "Platform fee"),
-    ("power_active_kw", "Power at full load (kW)"),
-    ("power_idle_kw", "Power at idle (kW)"),
-    ("energy_price_kwh", "Energy price per kWh"),
-    ("pue", "PUE"),
-    ("colo_month", "Colocation per month"),
-    ("other_opex_month", "Other opex per month"),
-    ("horizon_months", "Horizon (months)"),
-    ("discount_rate_annual", "Discount rate per year"),
-    ("residual_value", "Residual value"),
-    ("target_payback_months", "Target payback (months)"),
-    ("rent_price_per_gpu_hour", "Rental price to compare (per GPU-hour)"),
-]
 ROI_OUTPUT_LABELS = [
     ("hours_per_month", "H, hours per month"),
     ("revenue_month", "Revenue per month = N × H × U × P × (1 − f)"),
@@ -252,14 +234,7 @@ def order_gate_report(*, order: Order) -> dict[str, Any]:
 
 def assessment_result(*, assessment: ROIAssessment) -> formulas.ROIResult:
     """Recompute a saved assessment from its stored inputs (for the cash-flow series, which is not stored)."""
-    values = {
-        field: getattr(assessment, field)
-        for field in (
-            "capex", "gpu_count", "price_per_gpu_hour", "utilization", "platform_fee", "power_active_kw",
-            "power_idle_kw", "energy_price_kwh", "pue", "colo_month", "other_opex_month", "horizon_months",
-            "discount_rate_annual", "residual_value", "target_payback_months", "rent_price_per_gpu_hour",
-        )
-    }  # fmt: skip
+    values = {field: getattr(assessment, field) for field in ROI_STORED_INPUTS}
     return formulas.roi(
         formulas.ROIInputs(
             **{

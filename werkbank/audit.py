@@ -15,6 +15,11 @@ def user_or_none(actor: Any) -> Any:
     return actor if getattr(actor, "is_authenticated", False) else None
 
 
+def audit_value(value: Any) -> Any:
+    """A value as an audit row stores it: a model instance by its name, anything else as it is."""
+    return str(value) if hasattr(value, "pk") else value
+
+
 def audit(
     *,
     actor: Any,

@@ -9,7 +9,14 @@ from rest_framework import serializers
 
 from inventory.models import Part
 from orders.choices import ModelPreset
-from orders.models import ConfigurationLine, Order, ROIAssessment, ServerConfiguration, Workload
+from orders.models import (
+    ROI_STORED_INPUTS,
+    ConfigurationLine,
+    Order,
+    ROIAssessment,
+    ServerConfiguration,
+    Workload,
+)
 from werkbank.api.serializers import VisiblePrimaryKeyField
 from werkbank.models import Organization
 
@@ -195,22 +202,7 @@ class ROIAssessmentSerializer(serializers.ModelSerializer):
             "created_at",
             "note",
             "currency",
-            "capex",
-            "gpu_count",
-            "price_per_gpu_hour",
-            "utilization",
-            "platform_fee",
-            "power_active_kw",
-            "power_idle_kw",
-            "energy_price_kwh",
-            "pue",
-            "colo_month",
-            "other_opex_month",
-            "horizon_months",
-            "discount_rate_annual",
-            "residual_value",
-            "target_payback_months",
-            "rent_price_per_gpu_hour",
+            *ROI_STORED_INPUTS,
             "hours_per_month",
             "revenue_month",
             "energy_month",

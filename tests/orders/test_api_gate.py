@@ -232,3 +232,13 @@ def test_customer_reads_own_gate_but_cannot_change_it(tenants, order):
     assert client.put(f"/api/v1/orders/{order.pk}/workload/", {}, format="json").status_code == 403
     assert _approve(client, order, override_reason="me").status_code == 403
     assert Order.objects.get(pk=order.pk).status == OrderStatus.ROI_REVIEW
+
+
+def test_the_roi_inputs_are_one_list(pm_client, order):
+    """The API accepts, stores and returns exactly the inputs the model's one list names."""
+    from orders.api.serializers import ROIAssessmentSerializer, ROIInputSerializer
+    from orders.models import ROI_INPUT_FIELDS, ROI_STORED_INPUTS
+
+    assert set(ROIInputSerializer().fields) - {"currency", "note"} == set(ROI_INPUT_FIELDS)
+    assert set(ROI_STORED_INPUTS) <= set(ROIAssessmentSerializer().fields)
+    assert set(ROI_STORED_INPUTS) - set(ROI_INPUT_FIELDS) == {"target_payback_months"}

@@ -1,0 +1,59 @@
+"""Customer notices: one e-mail per status change, in the customer's language, sent at most once."""
+
+from __future__ import annotations
+
+from django.core.mail import send_mail
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import translation
+
+from orders.choices import (
+    STATUS_LABELS_DE,
+    OrderStatus,
+)
+from orders.models import (
+    Order,
+    StatusNotice,
+)
+from werkbank.models import AuditEvent
+
+
+@transaction.atomic
+def order_status_notice_send(*, event_id: int) -> StatusNotice | None:
+    """E-mail the customer's members about one status transition, once.
+
+    The notice row is unique per audit event and is written before the mail goes out, in the same
+    transaction: a second delivery of the same task finds it and sends nothing. If sending fails, the row
+    rolls back and the task's retry sends it.
+    """
+    event = AuditEvent.objects.select_related("actor").get(pk=event_id)
+    order = Order.objects.select_related("customer").get(pk=int(event.object_id))
+    recipients = sorted(
+        {
+            email
+            for email in order.customer.memberships.filter(user__is_active=True).values_list(
+                "user__email", flat=True
+            )
+            if email
+        }
+    )
+    notice, created = StatusNotice.objects.get_or_create(
+        event=event, defaults={"order": order, "recipients": recipients}
+    )
+    if not created:
+        return None
+    if recipients:
+        language = order.customer.language or "en"
+        labels = STATUS_LABELS_DE if language == "de" else {s.value: s.label for s in OrderStatus}
+        context = {
+            "order": order,
+            "before": labels.get(event.before.get("status", ""), ""),
+            "after": labels[event.after["status"]],
+            "note": event.note,
+            "when": event.created_at,
+        }
+        with translation.override(language):
+            subject = render_to_string(f"emails/order_status_subject.{language}.txt", context).strip()
+            body = render_to_string(f"emails/order_status.{language}.txt", context)
+        send_mail(subject, body, None, recipients)
+    return notice
