@@ -178,16 +178,6 @@ class PurchaseOrder(models.Model):
         return self.number
 
 
-class PurchaseOrderSequence(models.Model):
-    """The last PO number handed out in a year; locked while the next one is taken."""
-
-    year = models.PositiveSmallIntegerField(primary_key=True)
-    last_number = models.PositiveIntegerField(default=0)
-
-    def __str__(self) -> str:
-        return f"{self.year}: {self.last_number}"
-
-
 class PurchaseOrderLineQuerySet(VisibleToQuerySet):
     def scope_for_member(self, user: Any) -> PurchaseOrderLineQuerySet:
         return self.filter(

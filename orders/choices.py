@@ -50,9 +50,6 @@ REASON_REQUIRED = frozenset({"reject", "cancel"})
 
 #: Statuses in which the order's terms (configuration, count, warranty) may still be edited.
 EDITABLE = frozenset({OrderStatus.DRAFT})
-#: Statuses that end an order.
-FINAL = frozenset({OrderStatus.CLOSED, OrderStatus.REJECTED, OrderStatus.CANCELLED})
-OPEN = frozenset(OrderStatus.values) - FINAL
 
 
 class WarrantyTerm(models.IntegerChoices):
