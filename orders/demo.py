@@ -2,11 +2,14 @@
 
 Each order gets an ROI assessment and a workload, then walks through the approval gate:
 
-- Seed 000: the rental customer's 8 servers of 8× RTX 5090. The N+1 PSU check fails by 46 W, so the PM
-  approves with a written override (seed 000: a PSU failure throttles the node instead of stopping it).
+- Seed 000: the rental customer's 8 servers of 8× RTX 5090 on 5× 1600 W in N+1. Every check passes, so
+  the PM approves without an override: a DC load of 5458 W (8 × 575 + 2 × 360 + 12 × 10 + 2 × 9) against
+  6400 W × 0.9 = 5760 W leaves 302 W; 5806 W at the wall (÷ 0.94), no circuit given.
 - Seed 001: one 4U-E10G-GENOAX2 with 8× RTX PRO 6000 (6400 W, 3+1). It stays in ROI review: its PSU check
-  fails (4800 W usable for 8× 600 W GPUs), which the PM page shows.
-- Seed 003: one 7U machine with 6× RTX PRO 6000 Max-Q on a 16 A / 230 V circuit: passes every check.
+  fails, which the PM page shows: a DC load of 5730 W (8 × 600 + 2 × 360 + 24 × 8 + 2 × 9) against
+  4800 W × 0.9 = 4320 W, 1410 W short. Its circuit (3 × 230 V × 32 A) holds the 6096 W at the wall.
+- Seed 003: one 7U machine with 6× RTX PRO 6000 Max-Q on a 16 A / 230 V circuit: passes every check
+  (DC load 2364 W against 2880 W; 2515 W at the wall against 2944 W).
 """
 
 from __future__ import annotations
@@ -83,14 +86,6 @@ CONFIGURATIONS: list[dict[str, Any]] = [
     },
 ]
 
-# customer, configuration, servers, warranty, the transitions the demo walks it through
-FLEET_OVERRIDE = (
-    "N+1 budget is 46 W short at 90 % headroom, and only then: with all five PSUs up there is ample "
-    "margin. On a PSU failure the GPUs' power cap throttles the node instead of shutting it down, which is "
-    "the design of seed 000 ('ein Netzteilausfall den Knoten drosselt statt ihn abzuschalten'). "
-    "Accepted for the fleet."
-)
-
 # Per server: ROI inputs, the customer's workload, the circuit, and how far the demo walks the order.
 ORDERS: list[dict[str, Any]] = [
     {
@@ -126,7 +121,7 @@ ORDERS: list[dict[str, Any]] = [
             "overhead_fraction": "0.12",
         },
         "circuit": {},
-        "steps": ["submit", "approve_override", "procure"],
+        "steps": ["submit", "approve", "procure"],
         "spare_percent": 5,
     },
     {
@@ -161,7 +156,7 @@ ORDERS: list[dict[str, Any]] = [
             "overhead_fraction": "0.12",
         },
         "circuit": {"circuit_v": 230, "circuit_a": 32, "circuit_phases": 3},
-        "steps": ["submit"],  # the PSU check fails: 3+1 × 1600 W cannot feed 8× 600 W GPUs
+        "steps": ["submit"],  # the PSU check fails: 3+1 × 1600 W cannot feed 5730 W of TDP
     },
     {
         "customer": "Inferenzlabor Demo GmbH",
@@ -208,7 +203,7 @@ def _walk(order: Order, step: str, pm: Any, context: DemoContext) -> Order:
         return order_submit(order=order, actor=pm, note="Demo walk-through")
     if step == "approve":
         return order_approve(order=order, actor=pm, note="All gate checks pass")
-    return order_approve(order=order, actor=pm, note="Demo walk-through", override_reason=FLEET_OVERRIDE)
+    raise ValueError(f"Unknown demo step {step!r}.")
 
 
 def seed(context: DemoContext) -> None:

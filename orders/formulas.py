@@ -605,9 +605,10 @@ def sizing(inputs: SizingInputs) -> SizingResult:
 class PowerInputs:
     """Inputs of the power check of one server.
 
-    ``load_w`` is the sum of the parts' TDP (DC side). ``redundant`` PSUs are spares (N+1: 1). For three
-    phases ``circuit_v`` is line-to-neutral. ``wall_w`` is a measured wall power; without it the wall
-    power is ``load_w / efficiency``. Give both ``circuit_v`` and ``circuit_a``, or neither.
+    ``load_w`` is the DC load: the sum of the parts' TDP, which is what the PSUs deliver. ``redundant`` PSUs
+    are spares (N+1: 1). ``efficiency`` (η) only turns the DC load into wall power (AC input). For three
+    phases ``circuit_v`` is line-to-neutral. ``wall_w`` is a measured wall power; without it the wall power
+    is ``load_w / efficiency``. Give both ``circuit_v`` and ``circuit_a``, or neither.
     """
 
     psu_count: int
@@ -653,16 +654,21 @@ class PowerInputs:
 
 @dataclass(frozen=True)
 class PowerResult:
-    """Outputs of :func:`power_budget`, in W and percent."""
+    """Outputs of :func:`power_budget`, in W and percent.
+
+    ``psu_load_w`` is the DC load the PSUs must deliver (the summed TDP); ``wall_power_w`` is what the
+    server draws from the circuit (measured, else DC load / η).
+    """
 
     installed_w: float
     usable_w: float
     usable_with_headroom_w: float
-    psu_demand_w: float
+    psu_load_w: float
     psu_margin_w: float
     psu_margin_pct: float
     psu_ok: bool
-    wall_w: float
+    wall_power_w: float
+    wall_power_measured: bool
     circuit_continuous_w: float | None
     circuit_margin_w: float | None
     circuit_margin_pct: float | None
@@ -670,22 +676,24 @@ class PowerResult:
 
 
 def power_budget(inputs: PowerInputs) -> PowerResult:
-    """PSU and circuit check (reference §5; DESIGN.md "Power budget").
+    """PSU check on the DC side, circuit check on the AC side (seeds 000, 001, 003).
 
-    - installed = n × P_psu;  usable = (n − R) × P_psu (5 × 1600 W in N+1 → 6400 W)
-    - PSU demand = load / η, compared with usable × headroom (0.9): the issue compares the summed TDP
-      divided by efficiency against usable power, which is conservative because PSUs are rated at their
-      DC output. margin = usable × headroom − demand; margin % is of usable × headroom.
-    - wall = measured wall power, else load / η
-    - circuit continuous limit = 0.8 × V × A × phases (NEC's 80 % rule for loads ≥ 3 h; a design
-      convention in IEC countries; three phases: 3 × V_LN × A). margin = limit − wall.
+    - installed = n × P_psu;  usable = (n − R) × P_psu (seed 000: 5 × 1600 W in N+1 → 6400 W usable)
+    - PSU check: DC load = Σ TDP, compared with usable × headroom (0.9). A PSU's rating is its DC output,
+      so the load is not divided by the efficiency here. margin = usable × headroom − DC load; margin % is
+      of usable × headroom; ok when margin ≥ 0.
+    - wall power = measured wall power, else DC load / η (the AC input that delivers the DC load)
+    - circuit check: continuous limit = 0.8 × V × A × phases (NEC's 80 % rule for loads ≥ 3 h; a design
+      convention in IEC countries; three phases: 3 × V_LN × A), compared with the wall power.
+      margin = limit − wall power; margin % is of the limit; ok when margin ≥ 0.
     """
     installed = inputs.psu_count * inputs.psu_rating_w
     usable = (inputs.psu_count - inputs.redundant) * inputs.psu_rating_w
     usable_headroom = usable * inputs.headroom
-    demand = inputs.load_w / inputs.efficiency
-    psu_margin = usable_headroom - demand
-    wall = demand if inputs.wall_w is None else inputs.wall_w
+    psu_load = inputs.load_w
+    psu_margin = usable_headroom - psu_load
+    measured = inputs.wall_w is not None
+    wall = inputs.wall_w if inputs.wall_w is not None else psu_load / inputs.efficiency
 
     continuous = circuit_margin = circuit_pct = circuit_ok = None
     if inputs.circuit_v is not None and inputs.circuit_a is not None:
@@ -698,11 +706,12 @@ def power_budget(inputs: PowerInputs) -> PowerResult:
         installed_w=installed,
         usable_w=usable,
         usable_with_headroom_w=usable_headroom,
-        psu_demand_w=demand,
+        psu_load_w=psu_load,
         psu_margin_w=psu_margin,
         psu_margin_pct=psu_margin / usable_headroom * 100,
         psu_ok=psu_margin >= 0,
-        wall_w=wall,
+        wall_power_w=wall,
+        wall_power_measured=measured,
         circuit_continuous_w=continuous,
         circuit_margin_w=circuit_margin,
         circuit_margin_pct=circuit_pct,

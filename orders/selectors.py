@@ -110,7 +110,8 @@ def approval_checks(*, order: Order) -> list[GateCheck]:
 
     1. The latest ROI assessment pays back within the target (setting WERKBANK_PAYBACK_TARGET_MONTHS).
     2. The workload, when one is given, fits the configuration's VRAM per GPU.
-    3. The power budget holds: PSUs with headroom, and the circuit when one is given.
+    3. The power budget holds: the DC load (TDP sum) within the usable PSU power × headroom, and the wall
+       power (DC load / efficiency) within the circuit's continuous limit when a circuit is given.
     """
     checks = []
     target = settings.WERKBANK_PAYBACK_TARGET_MONTHS
@@ -164,33 +165,44 @@ def approval_checks(*, order: Order) -> list[GateCheck]:
                 )
             )
 
-    power = order_power_budget(order=order)
+    power_in = power_inputs(order=order)
+    power = formulas.power_budget(power_in)
     checks.append(
         GateCheck(
             "psu",
             bool(power.psu_ok),
-            f"PSU demand {_fmt(power.psu_demand_w, ' W', 0)} (TDP sum / efficiency) against "
-            f"{_fmt(power.usable_with_headroom_w, ' W', 0)} usable with headroom "
+            f"PSU load {_fmt(power.psu_load_w, ' W', 0)} DC (TDP sum) against "
+            f"{_fmt(power.usable_with_headroom_w, ' W', 0)} usable with headroom {power_in.headroom:g} "
             f"({_fmt(power.usable_w, ' W', 0)} usable of {_fmt(power.installed_w, ' W', 0)} installed); "
             f"margin {_fmt(power.psu_margin_w, ' W', 0)} ({_fmt(power.psu_margin_pct, ' %')}).",
             {
-                "psu_demand_w": power.psu_demand_w,
+                "psu_load_w": power.psu_load_w,
                 "usable_w": power.usable_w,
+                "usable_with_headroom_w": power.usable_with_headroom_w,
                 "psu_margin_w": power.psu_margin_w,
             },
         )
     )
     if power.circuit_ok is not None:
+        source = (
+            "measured"
+            if power.wall_power_measured
+            else f"DC load {_fmt(power.psu_load_w, ' W', 0)} / efficiency {power_in.efficiency:g}"
+        )
         checks.append(
             GateCheck(
                 "circuit",
                 bool(power.circuit_ok),
-                f"Wall power {_fmt(power.wall_w, ' W', 0)} against the circuit's continuous limit "
-                f"{_fmt(power.circuit_continuous_w, ' W', 0)} "
+                f"Wall power {_fmt(power.wall_power_w, ' W', 0)} ({source}) against the circuit's "
+                f"continuous limit {_fmt(power.circuit_continuous_w, ' W', 0)} "
                 f"(80 % of {order.circuit_phases}× {order.circuit_v} V × {order.circuit_a} A); "
                 f"margin {_fmt(power.circuit_margin_w, ' W', 0)} "
                 f"({_fmt(power.circuit_margin_pct, ' %')}).",
-                {"wall_w": power.wall_w, "circuit_continuous_w": power.circuit_continuous_w},
+                {
+                    "wall_power_w": power.wall_power_w,
+                    "circuit_continuous_w": power.circuit_continuous_w,
+                    "circuit_margin_w": power.circuit_margin_w,
+                },
             )
         )
     return checks

@@ -217,7 +217,8 @@ LOGGING = {
 
 # --- Domain settings ---------------------------------------------------------------------------------
 WERKBANK_PM_GROUP = "project-managers"
-# The approval gate (orders.selectors.approval_checks): payback target, PSU headroom and efficiency.
+# The approval gate (orders.selectors.approval_checks): payback target, PSU headroom (of the usable DC
+# power), and PSU efficiency (turns the DC load into wall power for the circuit check only).
 WERKBANK_PAYBACK_TARGET_MONTHS = float(os.environ.get("WERKBANK_PAYBACK_TARGET_MONTHS", "36"))
 WERKBANK_PSU_HEADROOM = float(os.environ.get("WERKBANK_PSU_HEADROOM", "0.9"))
 WERKBANK_PSU_EFFICIENCY = float(os.environ.get("WERKBANK_PSU_EFFICIENCY", "0.94"))

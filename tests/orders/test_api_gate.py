@@ -157,14 +157,87 @@ def test_every_failed_check_is_listed_with_its_numbers(pm_client, tenants):
     assert len(missing) == 4
     assert missing[0].startswith("ROI v1: payback 43.5 months")
     assert "needs 127.1 GB per GPU" in missing[1]  # seed 001: 70B INT8, 16k, 8 requests ≈ 125 GB > 96 GB
-    assert "PSU demand 5,106 W" in missing[2] and "4,320 W usable with headroom" in missing[2]
-    assert "continuous limit 2,944 W" in missing[3]
+    # 8 × 600 W = 4800 W DC against 3 × 1600 × 0.9 = 4320 W; 4800 / 0.94 = 5106 W at the wall against 2944 W.
+    assert missing[2] == (
+        "PSU load 4,800 W DC (TDP sum) against 4,320 W usable with headroom 0.9 "
+        "(4,800 W usable of 6,400 W installed); margin -480 W (-11.1 %)."
+    )
+    assert missing[3] == (
+        "Wall power 5,106 W (DC load 4,800 W / efficiency 0.94) against the circuit's continuous limit "
+        "2,944 W (80 % of 1× 230 V × 16 A); margin -2,162 W (-73.5 %)."
+    )
     order.refresh_from_db()
     assert order.status == OrderStatus.ROI_REVIEW
 
     checks = pm_client.get(f"/api/v1/orders/{order.pk}/approval-checks/").json()
     assert checks["approvable"] is False
     assert [check["name"] for check in checks["checks"]] == ["roi", "vram", "psu", "circuit"]
+
+
+def _gpu_server(*, gpu_tdp_w: int, gpus: int, psu_count: int, extra: list | None = None):
+    gpu = factories.PartFactory(vram_gb=32, tdp_w=gpu_tdp_w)
+    return factories.ConfigurationFactory(
+        psu_count=psu_count,
+        psu_rating_w=1600,
+        psu_redundant=1,
+        lines=[(gpu, gpus), (factories.ChassisFactory(), 1), *(extra or [])],
+    )
+
+
+def test_seed_000_fleet_passes_the_psu_check_on_its_dc_load(pm_client, tenants):
+    # Seed 000: 8× RTX 5090 (575 W), 2× EPYC 9754 (360 W), 12 DIMMs (10 W), 2 NVMe (9 W): 5458 W of TDP on
+    # 5× 1600 W N+1. 5458 ≤ 5760 W; the old check, 5458 / 0.94 = 5806 W, refused it by 46 W.
+    cpu = factories.PartFactory(category="cpu", tdp_w=360)
+    dimm = factories.PartFactory(category="memory", tdp_w=10)
+    nvme = factories.PartFactory(category="storage", tdp_w=9)
+    configuration = _gpu_server(gpu_tdp_w=575, gpus=8, psu_count=5, extra=[(cpu, 2), (dimm, 12), (nvme, 2)])
+    order = factories.OrderFactory(
+        customer=tenants.customer_a, configuration=configuration, status=OrderStatus.ROI_REVIEW
+    )
+    _assess(pm_client, order, PAYING)
+
+    checks = pm_client.get(f"/api/v1/orders/{order.pk}/approval-checks/").json()
+    assert checks["approvable"] is True
+    psu = next(check for check in checks["checks"] if check["name"] == "psu")
+    assert psu["numbers"] == {
+        "psu_load_w": 5458.0,
+        "usable_w": 6400.0,
+        "usable_with_headroom_w": 5760.0,
+        "psu_margin_w": 302.0,
+    }
+    assert "margin 302 W (5.2 %)" in psu["summary"]
+    assert _approve(pm_client, order).status_code == 200
+    order.refresh_from_db()
+    assert (order.status, order.approval_override_reason) == (OrderStatus.APPROVED, "")
+
+
+def test_dc_load_within_the_psus_but_wall_power_over_the_circuit_is_refused(pm_client, tenants):
+    # 4 × 700 W = 2800 W DC against 3 × 1600 W N+1 × 0.9 = 2880 W: the PSUs hold it (80 W margin). At the
+    # wall it is 2800 / 0.94 = 2978.72 W, over the 16 A / 230 V circuit's 0.8 × 230 × 16 = 2944 W.
+    order = factories.OrderFactory(
+        customer=tenants.customer_a,
+        configuration=_gpu_server(gpu_tdp_w=700, gpus=4, psu_count=3),
+        status=OrderStatus.ROI_REVIEW,
+        circuit_v=230,
+        circuit_a=16,
+    )
+    _assess(pm_client, order, PAYING)
+
+    response = _approve(pm_client, order)
+    assert response.status_code == 409
+    assert response.json()["missing"] == [
+        "Wall power 2,979 W (DC load 2,800 W / efficiency 0.94) against the circuit's continuous limit "
+        "2,944 W (80 % of 1× 230 V × 16 A); margin -35 W (-1.2 %)."
+    ]
+    checks = {
+        check["name"]: check
+        for check in pm_client.get(f"/api/v1/orders/{order.pk}/approval-checks/").json()["checks"]
+    }
+    assert checks["psu"]["ok"] is True and checks["psu"]["numbers"]["psu_margin_w"] == 80
+    assert checks["circuit"]["numbers"]["wall_power_w"] == pytest.approx(2978.72, abs=0.01)
+    assert checks["circuit"]["numbers"]["circuit_margin_w"] == pytest.approx(-34.72, abs=0.01)
+    order.refresh_from_db()
+    assert order.status == OrderStatus.ROI_REVIEW
 
 
 def test_override_needs_a_reason_and_is_audited_and_shown(pm_client, order):

@@ -176,19 +176,27 @@ def test_power_budget_command_end_to_end_with_the_hyphenated_name():
     data = json.loads(done.stdout)
     assert data["installed_w"] == 8000
     assert data["usable_w"] == 6400
-    assert data["wall_w"] == pytest.approx(5920 / 0.94, abs=0.01)
-    assert data["psu_margin_w"] == pytest.approx(6400 * 0.9 - 5920 / 0.94, abs=0.01)
+    # DC side: 5920 W of TDP against 6400 × 0.9 = 5760 W, 160 W short; no efficiency in it.
+    assert data["psu_load_w"] == 5920
+    assert data["usable_with_headroom_w"] == 5760
+    assert data["psu_margin_w"] == -160
     assert data["psu_ok"] is False
+    # AC side: 5920 / 0.94 = 6297.87 W at the wall against 0.8 × 230 × 16 = 2944 W.
+    assert data["wall_power_w"] == 6297.87
+    assert data["wall_power_measured"] is False
     assert data["circuit_continuous_w"] == 2944
+    assert data["circuit_margin_w"] == -3353.87
     assert data["circuit_ok"] is False
+    assert "psu_demand_w" not in data and "wall_w" not in data
 
 
 def test_power_budget_command_measured_wall_power_and_headroom():
     data = run_json("power-budget", *POWER_ARGS, "--wall-w", "2900", "--headroom", "1.0")
-    assert data["wall_w"] == 2900
+    assert (data["wall_power_w"], data["wall_power_measured"]) == (2900, True)
     assert data["circuit_margin_w"] == 44
     assert data["circuit_ok"] is True
     assert data["usable_with_headroom_w"] == 6400
+    assert data["psu_margin_w"] == 480
     assert data["psu_ok"] is True
 
 
@@ -201,8 +209,12 @@ def test_power_budget_headroom_defaults_to_the_setting(settings):
 def test_power_budget_command_table():
     out = StringIO()
     call_command("power-budget", *POWER_ARGS, stdout=out)
-    assert "6,400 W" in out.getvalue()
-    assert "2,944 W" in out.getvalue()
+    table = out.getvalue()
+    assert "6,400 W" in table
+    assert "2,944 W" in table
+    assert "PSU load (DC)" in table and "5,920 W" in table
+    assert "-160 W (-2.8 %) OVER" in table
+    assert "DC load / η = 5920 / 0.94" in table and "6,298 W" in table
 
 
 # --- bad arguments ---------------------------------------------------------------------------------------

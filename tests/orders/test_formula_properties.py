@@ -107,3 +107,27 @@ def test_more_redundancy_means_less_usable_power(count, rating, data):
     assert low.usable_w < high.usable_w
     assert low.psu_margin_w < high.psu_margin_w
     assert low.installed_w == high.installed_w
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    load=st.floats(min_value=0, max_value=20_000, allow_nan=False),
+    efficiency=st.floats(min_value=0.5, max_value=1.0),
+    other=st.floats(min_value=0.5, max_value=1.0),
+)
+def test_efficiency_moves_only_the_wall_power(load, efficiency, other):
+    # A PSU is rated by its DC output: the PSU check sees the DC load, the circuit the wall power.
+    base = {
+        "psu_count": 5,
+        "psu_rating_w": 1600,
+        "redundant": 1,
+        "load_w": load,
+        "circuit_v": 230,
+        "circuit_a": 16,
+    }
+    one = power_budget(PowerInputs(**base, efficiency=efficiency))
+    two = power_budget(PowerInputs(**base, efficiency=other))
+    assert one.psu_load_w == two.psu_load_w == load
+    assert (one.psu_margin_w, one.psu_ok) == (two.psu_margin_w, two.psu_ok)
+    assert one.wall_power_w == pytest.approx(load / efficiency)
+    assert one.wall_power_w >= one.psu_load_w

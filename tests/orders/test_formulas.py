@@ -383,21 +383,54 @@ def test_five_1600_w_psus_in_n_plus_1_give_6400_w():
     assert result.installed_w == 8000
     assert result.usable_w == 6400
     assert result.usable_with_headroom_w == pytest.approx(5760)
-    assert result.psu_demand_w == pytest.approx(4000 / 0.94)
-    assert result.psu_margin_w == pytest.approx(5760 - 4000 / 0.94)
-    assert result.psu_margin_pct == pytest.approx((5760 - 4000 / 0.94) / 5760 * 100)
+    # The PSUs deliver the DC load itself: 5760 − 4000 = 1760 W, 30.6 % of 5760 W.
+    assert result.psu_load_w == 4000
+    assert result.psu_margin_w == pytest.approx(1760)
+    assert result.psu_margin_pct == pytest.approx(30.5556, abs=1e-4)
     assert result.psu_ok is True
-    assert result.wall_w == pytest.approx(4000 / 0.94)
+    # Only the wall power is divided by the efficiency: 4000 / 0.94 = 4255.32 W.
+    assert result.wall_power_w == pytest.approx(4255.32, abs=0.01)
+    assert result.wall_power_measured is False
     assert result.circuit_ok is None
     assert result.circuit_continuous_w is None
 
 
-def test_psu_demand_over_usable_with_headroom_fails():
-    # The command example: 5920 W TDP / 0.94 = 6298 W against 6400 × 0.9 = 5760 W.
+def test_dc_load_over_usable_with_headroom_fails():
+    # The command example: 5920 W of TDP against 6400 × 0.9 = 5760 W is 160 W short (−2.78 %).
     result = power_budget(PowerInputs(psu_count=5, psu_rating_w=1600, redundant=1, load_w=5920))
-    assert result.psu_demand_w == pytest.approx(6297.87, abs=0.01)
-    assert result.psu_margin_w == pytest.approx(-537.87, abs=0.01)
+    assert result.psu_load_w == 5920
+    assert result.psu_margin_w == pytest.approx(-160)
+    assert result.psu_margin_pct == pytest.approx(-2.7778, abs=1e-4)
     assert result.psu_ok is False
+    assert result.wall_power_w == pytest.approx(6297.87, abs=0.01)
+
+
+def test_seed_000_fleet_passes_now_that_the_dc_load_is_not_divided_by_the_efficiency():
+    # Seed 000: 8× RTX 5090 (575 W), 2× EPYC 9754 (360 W), 12 DIMMs (10 W), 2 NVMe (9 W) on 5× 1600 W N+1.
+    load = 8 * 575 + 2 * 360 + 12 * 10 + 2 * 9
+    assert load == 5458
+    result = power_budget(PowerInputs(psu_count=5, psu_rating_w=1600, redundant=1, load_w=load))
+    # 5760 − 5458 = 302 W (5.24 %). Dividing by η first gave 5458 / 0.94 = 5806.38 W, 46.38 W short.
+    assert result.psu_margin_w == pytest.approx(302)
+    assert result.psu_margin_pct == pytest.approx(5.2431, abs=1e-4)
+    assert result.psu_ok is True
+    assert result.usable_with_headroom_w - load / 0.94 == pytest.approx(-46.38, abs=0.01)
+    assert result.wall_power_w == pytest.approx(5806.38, abs=0.01)
+
+
+def test_dc_load_within_the_psus_but_wall_power_over_the_circuit():
+    # 3× 1600 W N+1: 3200 × 0.9 = 2880 W holds a 2800 W DC load (80 W margin), but the wall sees
+    # 2800 / 0.94 = 2978.72 W, 34.72 W over the 16 A / 230 V circuit's 0.8 × 230 × 16 = 2944 W.
+    result = power_budget(
+        PowerInputs(psu_count=3, psu_rating_w=1600, redundant=1, load_w=2800, circuit_v=230, circuit_a=16)
+    )
+    assert result.psu_margin_w == pytest.approx(80)
+    assert result.psu_ok is True
+    assert result.wall_power_w == pytest.approx(2978.72, abs=0.01)
+    assert result.circuit_continuous_w == pytest.approx(2944)
+    assert result.circuit_margin_w == pytest.approx(-34.72, abs=0.01)
+    assert result.circuit_margin_pct == pytest.approx(-1.1795, abs=1e-4)
+    assert result.circuit_ok is False
 
 
 def test_seed_003_wall_power_on_a_16_a_230_v_circuit():
@@ -407,8 +440,9 @@ def test_seed_003_wall_power_on_a_16_a_230_v_circuit():
             psu_count=2, psu_rating_w=2000, redundant=0, load_w=2700, circuit_v=230, circuit_a=16, wall_w=2900
         )
     )
-    assert result.wall_w / (230 * 16) == pytest.approx(0.80, abs=0.02)  # 78.8 %
-    assert result.wall_w == 2900
+    assert result.wall_power_w / (230 * 16) == pytest.approx(0.80, abs=0.02)  # 78.8 %
+    assert result.wall_power_w == 2900
+    assert result.wall_power_measured is True
     assert result.circuit_continuous_w == pytest.approx(2944)
     assert result.circuit_margin_w == pytest.approx(44)
     assert result.circuit_margin_pct == pytest.approx(44 / 2944 * 100)
@@ -428,11 +462,18 @@ def test_three_phase_circuit_uses_line_to_neutral_voltage():
     assert result.circuit_continuous_w == pytest.approx(0.8 * 3 * 230 * 16)
 
 
-def test_headroom_and_efficiency_are_parameters():
-    result = power_budget(
+def test_headroom_sets_the_psu_budget_and_efficiency_only_the_wall_power():
+    lossless = power_budget(
         PowerInputs(psu_count=2, psu_rating_w=1000, load_w=1000, efficiency=1.0, headroom=1.0)
     )
-    assert result.psu_margin_w == pytest.approx(1000)
+    assert lossless.psu_margin_w == pytest.approx(1000)
+    assert lossless.wall_power_w == pytest.approx(1000)
+    lossy = power_budget(
+        PowerInputs(psu_count=2, psu_rating_w=1000, load_w=1000, efficiency=0.8, headroom=0.5)
+    )
+    assert lossy.psu_margin_w == pytest.approx(2000 * 0.5 - 1000)  # 0 W: still ok
+    assert lossy.psu_ok is True
+    assert lossy.wall_power_w == pytest.approx(1250)
 
 
 # --- Bad input names its field ----------------------------------------------------------------------------

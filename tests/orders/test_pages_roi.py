@@ -60,3 +60,14 @@ def test_anonymous_is_sent_to_log_in(client, tenants):
     response = client.get(f"/pm/orders/{order.pk}/roi/")
     assert response.status_code == 302
     assert response["Location"].startswith("/accounts/login/?next=")
+
+
+def test_the_power_budget_compares_the_dc_load_and_shows_the_wall_power_apart(client, tenants):
+    # The factory's server: 8 × 575 W = 4600 W DC on 5× 1600 W N+1, 6400 × 0.9 = 5760 W: 1160 W (20.1 %)
+    # to spare. Only the wall power is divided by the efficiency: 4600 / 0.94 = 4894 W.
+    order = factories.OrderFactory(customer=tenants.customer_a, status=OrderStatus.ROI_REVIEW)
+    client.force_login(tenants.pm)
+    page = client.get(f"/pm/orders/{order.pk}/roi/").content.decode()
+    assert "<th>PSU load (DC, sum of TDP)</th><td>4600 W</td>" in page
+    assert "<td>5760 W; margin 1160 W (20.1 %)</td>" in page
+    assert "<th>Wall power (AC)</th><td>4894 W = DC load ÷ efficiency 0.94</td>" in page

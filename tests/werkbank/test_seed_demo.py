@@ -9,7 +9,9 @@ from django.db.models import Count
 
 from inventory.models import BatchLot, Component, PurchaseOrder
 from orders.models import Order
+from orders.selectors import approval_checks
 from werkbank.demo_context import DEMO_PASSWORD
+from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +31,15 @@ def test_seed_demo_is_idempotent_and_loads_the_fleets(client, capsys):
     orders = {order.customer.name: order for order in Order.objects.select_related("configuration")}
     fleet = orders["Vastfleet Rentals GmbH"]
     assert (fleet.server_count, fleet.status) == (8, "procurement")
-    assert "46 W short" in fleet.approval_override_reason
+    # Seed 000's 5458 W of TDP fit 5× 1600 W N+1 × 0.9 = 5760 W: approved without an override.
+    assert fleet.approval_override_reason == ""
+    assert not AuditEvent.objects.filter(verb="order.approve_override").exists()
+    fleet_checks = {check.name: check for check in approval_checks(order=fleet)}
+    assert all(check.ok for check in fleet_checks.values())
+    assert fleet_checks["psu"].numbers["psu_margin_w"] == 302
+    # Seed 001's NEOXIS server stays in ROI review on its PSU check alone: 5730 W against 4320 W.
+    neoxis_failed = [check for check in approval_checks(order=orders["NEOXIS AD"]) if not check.ok]
+    assert [(check.name, check.numbers["psu_margin_w"]) for check in neoxis_failed] == [("psu", -1410)]
     # Procured with 5 % spares, sent to EU suppliers, received by lot: the GPUs of each server share a lot.
     gpu_lots = (
         BatchLot.objects.filter(part__mpn="RTX5090-32G-SRV")

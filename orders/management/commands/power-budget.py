@@ -17,8 +17,8 @@ from ._formula_cli import MONEY, FormulaCommand, fmt, result_dict
 
 class Command(FormulaCommand):
     help = (
-        "PSU check (summed TDP / efficiency against (installed − redundant) × rating × headroom) and "
-        "circuit check (wall power against 0.8 × V × A × phases)."
+        "PSU check (DC load, the summed TDP, against (installed − redundant) × rating × headroom) and "
+        "circuit check (wall power, measured or DC load / efficiency, against 0.8 × V × A × phases)."
     )
     option_names = {
         "psu_count": "--psu-count",
@@ -42,7 +42,10 @@ class Command(FormulaCommand):
         parser.add_argument("--load-w", type=float, required=True, help="Sum of the parts' TDP, W (DC).")
         efficiency = getattr(settings, "WERKBANK_PSU_EFFICIENCY", 0.94)
         parser.add_argument(
-            "--efficiency", type=float, default=efficiency, help=f"PSU efficiency; default {efficiency}."
+            "--efficiency",
+            type=float,
+            default=efficiency,
+            help=f"PSU efficiency, for the wall power only; default {efficiency}.",
         )
         parser.add_argument(
             "--headroom",
@@ -86,7 +89,9 @@ class Command(FormulaCommand):
 
     def write_table(self, i: PowerInputs, r: PowerResult) -> None:
         ok = {True: "ok", False: "OVER", None: "n/a"}
-        wall_source = "measured" if i.wall_w is not None else f"load / η = {i.load_w:g} / {i.efficiency:g}"
+        wall_source = (
+            "measured" if r.wall_power_measured else f"DC load / η = {i.load_w:g} / {i.efficiency:g}"
+        )
         rows = [
             ("Installed", f"n × P_psu = {i.psu_count} × {i.psu_rating_w:g}", fmt(r.installed_w, 0, "W")),
             (
@@ -95,13 +100,13 @@ class Command(FormulaCommand):
                 fmt(r.usable_w, 0, "W"),
             ),
             ("Usable × headroom", f"× {i.headroom:g}", fmt(r.usable_with_headroom_w, 0, "W")),
-            ("PSU demand", f"load / η = {i.load_w:g} / {i.efficiency:g}", fmt(r.psu_demand_w, 0, "W")),
+            ("PSU load (DC)", "Σ TDP", fmt(r.psu_load_w, 0, "W")),
             (
                 "PSU margin",
-                "usable × headroom − demand",
+                "usable × headroom − DC load",
                 f"{fmt(r.psu_margin_w, 0, 'W')} ({r.psu_margin_pct:.1f} %) {ok[r.psu_ok]}",
             ),
-            ("Wall power", wall_source, fmt(r.wall_w, 0, "W")),
+            ("Wall power", wall_source, fmt(r.wall_power_w, 0, "W")),
         ]
         if r.circuit_continuous_w is not None:
             rows += [
