@@ -192,7 +192,7 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
-# At-least-once delivery (reference/performance-reliability.md B1): ack after the task ran, give the
+# At-least-once delivery (docs/reference/performance-reliability.md B1): ack after the task ran, give the
 # message back when a worker dies, take one message at a time, and keep every task well inside the
 # broker's visibility timeout. Tasks are idempotent by database constraint, so redelivery is harmless.
 CELERY_TASK_ACKS_LATE = True
