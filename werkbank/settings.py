@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "knox",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's assets as static files: /api/docs/ works offline
     "werkbank.apps.CoreConfig",
     "inventory",
     "orders",
@@ -179,6 +180,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build orders, procurement, assembly, burn-in and handover of GPU servers.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Served from drf-spectacular-sidecar through staticfiles, not from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "orders.choices.OrderStatus",
