@@ -31,6 +31,7 @@ test: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
 	$(PY) manage.py check
 	$(PY) manage.py makemigrations --check --dry-run
 	WERKBANK_ENV=production SECRET_KEY=lint-only-$$(printf 'x%.0s' {1..60})-Zq7 ALLOWED_HOSTS=werkbank.example \

@@ -4,7 +4,7 @@ Standard library only, no Django: the services, the management commands, the PM 
 call these functions, and the Django layer converts the floats to ``Decimal`` when it stores them. The
 math is done in floats because the IRR needs root finding.
 
-Sources: ``shared/reference/sizing-and-roi.md`` (§1 sizing, §2 architectures, §4 ROI, §5 power) and the
+Sources: ``docs/reference/sizing-and-roi.md`` (§1 sizing, §2 architectures, §4 ROI, §5 power) and the
 seeds 001 (VRAM example, buy vs rent) and 003 (wall power against a 16 A / 230 V circuit).
 
 Units: money in the order's currency, power in kW (ROI) or W (power budget), GB = 10**9 bytes and

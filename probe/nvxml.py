@@ -1,6 +1,6 @@
 """Normalise ``nvidia-smi -q -x`` XML from every driver generation into plain JSON-able dicts.
 
-Driver generations differ in tag names (see ``shared/reference/burnin.md`` §0.5 and §3):
+Driver generations differ in tag names (see ``docs/reference/burnin.md`` §0.5 and §3):
 
 * v11/v12 (515/525): ``clocks_throttle_reasons``, ``power_readings/power_draw``, ``enforced_power_limit``;
 * 535+: ``clocks_event_reasons``, ``gpu_power_readings/power_draw``, ``current_power_limit``;

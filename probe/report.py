@@ -1,6 +1,6 @@
 """Report assembly: explicit stages, per-GPU summaries and the outcome of a burn-in run.
 
-The layout follows ``shared/reference/burnin.md`` §5 (``schema``/``schema_version``, ``probe``, ``host``,
+The layout follows ``docs/reference/burnin.md`` §5 (``schema``/``schema_version``, ``probe``, ``host``,
 ``gpus[]`` with ``pcie``/``bench``/``burn``/``thermal``/``clocks_events``/``power``/``ecc``,
 ``host_memory``, columnar ``telemetry``, compressed ``raw`` data, ``findings``), plus ``params``,
 ``stages``, ``outcome``, ``load`` and ``dmesg`` which the probe needs to say what it did and did not do.

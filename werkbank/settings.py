@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "knox",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's assets as static files: /api/docs/ works offline
     "werkbank.apps.CoreConfig",
     "inventory",
     "orders",
@@ -179,6 +180,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build orders, procurement, assembly, burn-in and handover of GPU servers.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Served from drf-spectacular-sidecar through staticfiles, not from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "orders.choices.OrderStatus",
@@ -192,7 +196,7 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
-# At-least-once delivery (reference/performance-reliability.md B1): ack after the task ran, give the
+# At-least-once delivery (docs/reference/performance-reliability.md B1): ack after the task ran, give the
 # message back when a worker dies, take one message at a time, and keep every task well inside the
 # broker's visibility timeout. Tasks are idempotent by database constraint, so redelivery is harmless.
 CELERY_TASK_ACKS_LATE = True

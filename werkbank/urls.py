@@ -1,20 +1,33 @@
-"""Root URLs."""
+"""Root URLs: the composition root, the one module of the core that imports the apps (see the layers
+contract in pyproject.toml). Each app's API router joins the core's under /api/v1/, so a new app adds its
+routes here without the core knowing it.
+"""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from rest_framework.routers import DefaultRouter
 
+from builds.api.urls import router as builds_router
+from inventory.api.urls import router as inventory_router
+from orders.api.urls import router as orders_router
+from werkbank.api.urls import router as core_router
 from werkbank.views import healthz, home
 
 admin.site.site_header = "Werkbank"
 admin.site.site_title = "Werkbank"
 admin.site.index_title = "Project management"
 
+api_router = DefaultRouter()  # its root view at /api/v1/ lists every route below
+for app_router in (core_router, inventory_router, orders_router, builds_router):
+    api_router.registry.extend(app_router.registry)
+
 urlpatterns = [
     path("", home, name="home"),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/", include("werkbank.api.urls")),
+    path("api/v1/", include(api_router.urls)),
     path("pm/", include("orders.urls")),
     path("bench/", include("builds.urls")),
     # The admin's login refuses non-staff users; partners (and customers) log in here.

@@ -10,8 +10,8 @@ from builds.models import ConnectorBlacklist, Installation
 from builds.services import photo_upload
 from tests.builds.conftest import blacklist, connector_map, get, install, png, post, snapshot
 from tests.conftest import api_client
-from werkbank.api.urls import router
 from werkbank.models import AuditEvent
+from werkbank.urls import api_router as router
 
 pytestmark = pytest.mark.django_db
 

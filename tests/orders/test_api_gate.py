@@ -14,7 +14,7 @@ from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
-# The reference's worked example (reference/sizing-and-roi.md §4): payback 43.5 months, fails a 36-month gate.
+# The worked example of docs/reference/sizing-and-roi.md §4: payback 43.5 months, fails a 36-month gate.
 WORKED = {
     "capex": "100000",
     "gpu_count": 8,

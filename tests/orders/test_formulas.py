@@ -1,6 +1,6 @@
 """The pure formulas of orders.formulas against the reference's and the seeds' worked figures.
 
-Reference: shared/reference/sizing-and-roi.md (§2 KV table, §4 worked ROI example and H100 buy vs rent,
+Reference: docs/reference/sizing-and-roi.md (§2 KV table, §4 worked ROI example and H100 buy vs rent,
 §5 power). Seeds: 001 (70B VRAM example), 003 (2.9 kW at the wall on a 16 A / 230 V circuit). Each
 tolerance is stated next to the figure: ±$0.01 where the reference gives cents, ±$1 for whole dollars,
 ±0.05 for a figure given to one decimal, ±0.1 point for percentages given to one decimal.

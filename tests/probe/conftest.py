@@ -1,7 +1,6 @@
-"""Fixtures for the probe tests: the shared fixture folder, a fake ``nvidia-smi`` and a fake sysfs.
+"""Fixtures for the probe tests: the captured hardware fixtures, a fake ``nvidia-smi`` and a fake sysfs.
 
-The fixtures are used in place from ``shared/`` beside the repository root (``/work/shared`` in the
-development checkout; CI places a copy of ``shared/`` beside the clone the same way).
+The captures live in the repository under ``tests/fixtures/`` (``gpu/h200``, ``gpu/telegraf``, ``bmc``).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_DIR = (REPO_ROOT / ".." / "shared").resolve()
+FIXTURES_DIR = REPO_ROOT / "tests" / "fixtures"
 
 # The probe runs from a checkout (it is copied to GPU servers with scp), so make it importable for the
 # in-process tests whatever the working directory or pytest import mode.
@@ -25,16 +24,9 @@ if str(REPO_ROOT) not in sys.path:
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """``shared/`` beside the repository root; the tests fail loudly when it is missing."""
-    if not (SHARED_DIR / "fixtures").is_dir():
-        pytest.fail(f"shared fixtures not found at {SHARED_DIR}/fixtures (expected beside the repo root)")
-    return SHARED_DIR
-
-
-@pytest.fixture(scope="session")
-def fixtures_dir(shared_dir: Path) -> Path:
-    return shared_dir / "fixtures"
+def fixtures_dir() -> Path:
+    """``tests/fixtures/`` of this repository."""
+    return FIXTURES_DIR
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 Environment:
     FAKE_NVSMI_FIXTURES  directory with nvidia-smi-q-idle.xml, help-query-gpu.txt, query-idle.csv,
-                         query-idle-nounits.csv, telemetry-load.csv, topo.txt (shared/fixtures/gpu/h200)
+                         query-idle-nounits.csv, telemetry-load.csv, topo.txt (tests/fixtures/gpu/h200)
     FAKE_NVSMI_STATE     file holding the number of --query-gpu calls so far (rows are replayed in order)
 
 Supported invocations: ``-q -x``, ``--help-query-gpu``, ``topo -m`` and

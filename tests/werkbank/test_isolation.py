@@ -539,7 +539,7 @@ CASES: dict[str, Callable[[World], None]] = {
 
 
 def router_route_names() -> set[str]:
-    from werkbank.api.urls import router
+    from werkbank.urls import api_router as router
 
     return {pattern.name for pattern in router.urls if pattern.name != "api-root"}
 
