@@ -90,10 +90,9 @@ class PhotosField(forms.FileField):
 
 
 def _check_photo(upload: Any) -> None:
-    """Refuse what the service would refuse before anything is stored, naming the file.
+    """Refuse what the service would refuse before anything is saved, naming the file for the user.
 
-    builds.services.photo_upload checks again; checking here first means a bad second photo never leaves
-    the first one's file behind in storage when the transaction rolls back.
+    builds.services checks again, by the same rule; files are written only after the commit either way.
     """
     limit = settings.WERKBANK_MAX_PHOTO_BYTES
     if upload.size > limit:

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
-from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
@@ -41,6 +40,7 @@ from werkbank.access import is_pm
 from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
+from werkbank.files import save_with_file
 from werkbank.models import Organization
 from werkbank.transitions import require_transition
 
@@ -601,26 +601,39 @@ def detect_image_type(data: bytes) -> str | None:
     return None
 
 
-@transaction.atomic
-def photo_upload(*, server: Server, actor: Any, data: bytes, step: BuildStep | None = None) -> BuildPhoto:
-    """Store a bench photo under a generated name after checking its content and size."""
+def _check_photo(data: bytes, *, field: str = "photo", which: str = "") -> str:
+    """The content type of an acceptable photo; else a 400 naming the field, and `which` photo it was."""
     limit = settings.WERKBANK_MAX_PHOTO_BYTES
     if len(data) > limit:
-        raise InvalidInput("photo", f"is {len(data):,} bytes; a photo may have at most {limit:,} bytes.")
+        raise InvalidInput(field, f"{which}is {len(data):,} bytes; a photo may have at most {limit:,} bytes.")
     content_type = detect_image_type(data)
     if content_type is None:
-        raise InvalidInput("photo", "is not a JPEG, PNG or HEIC image (checked by its content).")
+        raise InvalidInput(field, f"{which}is not a JPEG, PNG or HEIC image (checked by its content).")
+    return content_type
+
+
+@transaction.atomic
+def photo_upload(*, server: Server, actor: Any, data: bytes, step: BuildStep | None = None) -> BuildPhoto:
+    """Store a bench photo under a generated name after checking its content and size.
+
+    The file is written once the transaction commits, through `save_with_file`: a rolled-back upload leaves
+    no file behind.
+    """
+    content_type = _check_photo(data)
     if step is not None and step.server_id != server.pk:
         raise InvalidInput("step", "the step belongs to another server.")
-    photo = BuildPhoto(
-        server=server,
-        step=step,
-        content_type=content_type,
-        size_bytes=len(data),
-        uploaded_by=user_or_none(actor),
+    photo = save_with_file(
+        BuildPhoto(
+            server=server,
+            step=step,
+            content_type=content_type,
+            size_bytes=len(data),
+            uploaded_by=user_or_none(actor),
+        ),
+        field="file",
+        content=data,
+        filename="upload",
     )
-    photo.file.save("upload", ContentFile(data), save=False)
-    photo.save()
     audit(
         actor=actor,
         verb="server.photo",
@@ -640,9 +653,13 @@ def step_log(
     data: dict | None = None,
     photos: Iterable[bytes] = (),
 ) -> BuildStep:
-    """Log one build step, with optional measurements (`data`) and photos."""
+    """Log one build step, with optional measurements (`data`) and photos, each checked before anything is
+    saved."""
     if kind not in BuildStepKind.values:
         raise InvalidInput("kind", f"unknown step {kind!r}; one of {', '.join(BuildStepKind.values)}.")
+    photos = list(photos)
+    for number, photo in enumerate(photos, start=1):
+        _check_photo(photo, field="photos", which=f"photo {number} of {len(photos)} ")
     locked = _lock_server(server)
     step = BuildStep.objects.create(
         server=locked, kind=kind, actor=user_or_none(actor), notes=notes, data=data or {}

@@ -422,9 +422,7 @@ class BlacklistView(BenchActionView):
                 target_connector_name=data["target_connector"],
             )
         except DomainError as error:
-            if photo is not None:
-                # Its row rolls back with the transaction; the stored file would be left behind.
-                photo.file.delete(save=False)
+            # The photo's row rolls back with the page's transaction, and its file is never written.
             if isinstance(error, InvalidInput) and error.field == "to_connector":
                 form.add_error("target_connector", error.field_message)
             else:

@@ -57,8 +57,10 @@ def _eager_celery(request: pytest.FixtureRequest):
 
 
 @pytest.fixture(autouse=True)
-def _test_settings(settings: Any) -> None:
+def _test_settings(settings: Any, tmp_path: Any) -> None:
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    # Stored files go to the test's own folder, never to the checkout's var/media.
+    settings.MEDIA_ROOT = tmp_path / "media"
     # Password hashing is deliberately slow; the tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

@@ -24,6 +24,7 @@ from orders.signals import order_transitioned
 from werkbank.audit import audit
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import AuditEvent, Organization
+from werkbank.tasks import enqueue_on_commit
 from werkbank.transitions import require_transition
 
 
@@ -75,7 +76,7 @@ def _transition(
 def _notify_on_commit(event: AuditEvent) -> None:
     from orders.tasks import order_status_notify_task
 
-    transaction.on_commit(lambda: order_status_notify_task.delay(event_id=event.pk))
+    enqueue_on_commit(order_status_notify_task, event_id=event.pk)
 
 
 def _require_reason(reason: str, *, field: str = "reason") -> str:

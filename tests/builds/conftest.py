@@ -207,7 +207,9 @@ def png(*, size: int | None = None) -> bytes:
 
 
 @pytest.fixture
-def built(bench: Bench, settings: Any, tmp_path: Any) -> tuple[Bench, BuildStep, BuildPhoto]:
+def built(
+    bench: Bench, settings: Any, tmp_path: Any, django_capture_on_commit_callbacks: Any
+) -> tuple[Bench, BuildStep, BuildPhoto]:
     """P's server with an installed GPU, an allocated DIMM, a step with a photo and a blacklisted slot."""
     settings.MEDIA_ROOT = tmp_path
     install(bench, "GPU-L1-1", "PCIe-1")
@@ -215,6 +217,9 @@ def built(bench: Bench, settings: Any, tmp_path: Any) -> tuple[Bench, BuildStep,
     assert blacklist(bench, "DIMM-A2", "cracked latch").status_code == 201
     step = post(bench.t.user_p, bench.url("steps/"), {"kind": "note", "notes": "started"}).json()["id"]
     upload = SimpleUploadedFile("p.png", png(), content_type="image/png")
-    response = post(bench.t.user_p, bench.url("photos/"), {"photo": upload, "step": step}, format="multipart")
+    with django_capture_on_commit_callbacks(execute=True):  # the photo's file is written on commit
+        response = post(
+            bench.t.user_p, bench.url("photos/"), {"photo": upload, "step": step}, format="multipart"
+        )
     assert response.status_code == 201, response.json()
     return bench, BuildStep.objects.get(pk=step), BuildPhoto.objects.get(pk=response.json()["id"])

@@ -22,6 +22,12 @@ def _media(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
+@pytest.fixture
+def committed(django_capture_on_commit_callbacks):
+    """Runs what waits for the commit (files are written then), as the end of a real request would."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
 def _upload(name: str, data: bytes, content_type: str = "image/jpeg") -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data, content_type=content_type)
 
@@ -40,8 +46,10 @@ def _stored_files(media) -> list:
 
 
 @pytest.mark.parametrize("data, content_type", [(png(), "image/png"), (JPEG, "image/jpeg")])
-def test_a_real_image_is_stored_under_a_generated_name(bench, _media, data, content_type):
-    response = _photo(bench, data, name="IMG_0042 my bench.jpg")
+def test_a_real_image_is_stored_under_a_generated_name(bench, _media, committed, data, content_type):
+    with committed():
+        response = _photo(bench, data, name="IMG_0042 my bench.jpg")
+        assert _stored_files(_media) == []  # not before the commit
 
     assert response.status_code == 201, response.json()
     body = response.json()
@@ -58,31 +66,36 @@ def test_a_real_image_is_stored_under_a_generated_name(bench, _media, data, cont
     assert [path.read_bytes() for path in _stored_files(_media)] == [data]
 
 
-def test_a_text_file_named_jpg_is_a_400(bench, _media):
+def test_a_text_file_named_jpg_is_a_400(bench, _media, committed):
     before = snapshot()
-    response = _photo(bench, b"#!/bin/sh\necho not a photo\n", name="photo.jpg")
+    with committed():
+        response = _photo(bench, b"#!/bin/sh\necho not a photo\n", name="photo.jpg")
     assert response.status_code == 400
     assert "not a JPEG, PNG or HEIC" in response.json()["photo"][0]
     assert snapshot() == before
     assert _stored_files(_media) == []
 
 
-def test_the_size_limit_holds_to_the_byte(bench, settings, _media):
+def test_the_size_limit_holds_to_the_byte(bench, settings, _media, committed):
     settings.WERKBANK_MAX_PHOTO_BYTES = 1000
     before = snapshot()
 
-    response = _photo(bench, png(size=1001), name="big.png")
+    with committed():
+        response = _photo(bench, png(size=1001), name="big.png")
 
     assert response.status_code == 400
     assert "at most 1,000 bytes" in response.json()["photo"][0]
     assert snapshot() == before
     assert _stored_files(_media) == []
-    assert _photo(bench, png(size=1000), name="exact.png").status_code == 201
+    with committed():
+        assert _photo(bench, png(size=1000), name="exact.png").status_code == 201
+    assert len(_stored_files(_media)) == 1
 
 
-def test_download_gives_the_bytes_to_the_bench_only(bench):
+def test_download_gives_the_bytes_to_the_bench_only(bench, committed):
     data = png()
-    photo_id = _photo(bench, data).json()["id"]
+    with committed():
+        photo_id = _photo(bench, data).json()["id"]
     url = f"/api/v1/builds/photos/{photo_id}/download/"
 
     for user in (bench.t.user_p, bench.t.pm):
@@ -99,18 +112,19 @@ def test_download_gives_the_bytes_to_the_bench_only(bench):
     assert api_client(None).get(url).status_code in {401, 403}
 
 
-def test_a_step_with_measurements_and_photos(bench):
-    response = post(
-        bench.t.user_p,
-        bench.url("steps/"),
-        {
-            "kind": BuildStepKind.PCIE_TOPOLOGY_CHECK,
-            "notes": "all eight at x16",
-            "data": json.dumps({"link_width": 16, "gen": 5}),
-            "photos": [_upload("a.png", png()), _upload("b.jpg", JPEG)],
-        },
-        format="multipart",
-    )
+def test_a_step_with_measurements_and_photos(bench, _media, committed):
+    with committed():
+        response = post(
+            bench.t.user_p,
+            bench.url("steps/"),
+            {
+                "kind": BuildStepKind.PCIE_TOPOLOGY_CHECK,
+                "notes": "all eight at x16",
+                "data": json.dumps({"link_width": 16, "gen": 5}),
+                "photos": [_upload("a.png", png()), _upload("b.jpg", JPEG)],
+            },
+            format="multipart",
+        )
 
     assert response.status_code == 201, response.json()
     body = response.json()
@@ -123,6 +137,7 @@ def test_a_step_with_measurements_and_photos(bench):
     assert len(body["photos"]) == 2
     step = BuildStep.objects.get(pk=body["id"])
     assert sorted(step.photos.values_list("content_type", flat=True)) == ["image/jpeg", "image/png"]
+    assert sorted(path.read_bytes() for path in _stored_files(_media)) == sorted([png(), JPEG])
 
     listed = get(bench.t.user_p, bench.url("steps/")).json()
     assert [row["id"] for row in listed] == [step.pk]
@@ -144,15 +159,17 @@ def test_a_step_as_json(bench):
         ({"kind": "note", "data": "[1, 2]"}, "data"),
         ({"kind": "note", "data": "{not json"}, "data"),
         ({"kind": "note", "photos": [_upload(f"{i}.png", png()) for i in range(11)]}, "photos"),
-        ({"kind": "note", "photos": [_upload("a.png", png()), _upload("b.jpg", b"plain text")]}, "photo"),
+        ({"kind": "note", "photos": [_upload("a.png", png()), _upload("b.jpg", b"plain text")]}, "photos"),
     ],
 )
-def test_a_refused_step_writes_nothing(bench, _media, body, field):
+def test_a_refused_step_writes_nothing(bench, _media, committed, body, field):
     before = snapshot()
-    response = post(bench.t.user_p, bench.url("steps/"), body, format="multipart")
+    with committed():
+        response = post(bench.t.user_p, bench.url("steps/"), body, format="multipart")
     assert response.status_code == 400
     assert field in response.json()
     assert snapshot() == before
+    assert _stored_files(_media) == []
 
 
 def test_a_photo_for_a_step_of_another_server_is_a_400(bench):
@@ -166,3 +183,22 @@ def test_a_photo_for_a_step_of_another_server_is_a_400(bench):
     assert snapshot() == before
     own_step = post(bench.t.user_p, bench.url("steps/"), {"kind": "note"}).json()["id"]
     assert _photo(bench, png(), step=own_step).json()["step"] == own_step
+
+
+def test_a_step_with_a_text_file_named_jpg_leaves_no_file(bench, _media, committed):
+    """One valid photo and one text file named b.jpg: a 400 naming the field and the rule, no row, no file."""
+    before = snapshot()
+    with committed():
+        response = post(
+            bench.t.user_p,
+            bench.url("steps/"),
+            {"kind": "note", "photos": [_upload("a.png", png()), _upload("b.jpg", b"plain text\n")]},
+            format="multipart",
+        )
+
+    assert response.status_code == 400
+    assert response.json()["photos"] == [
+        "photo 2 of 2 is not a JPEG, PNG or HEIC image (checked by its content)."
+    ]
+    assert snapshot() == before
+    assert len(_stored_files(_media)) == 0

@@ -551,19 +551,20 @@ def test_move_to_a_free_connector(tenants):
 # --- Build steps ------------------------------------------------------------------------------------------
 
 
-def test_step_log_with_photo(tenants, settings, tmp_path):
+def test_step_log_with_photo(tenants, settings, tmp_path, django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = tmp_path
     build = make_build(tenants)
     client = logged_in(tenants.user_p)
-    response = client.post(
-        f"/bench/servers/{build.server.pk}/steps/",
-        {
-            "kind": "cable_routing",
-            "notes": "Riser cables along the left wall",
-            "data": '{"cable_ties": 12}',
-            "photos": [SimpleUploadedFile("cables.png", png_1x1(), content_type="image/png")],
-        },
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/bench/servers/{build.server.pk}/steps/",
+            {
+                "kind": "cable_routing",
+                "notes": "Riser cables along the left wall",
+                "data": '{"cable_ties": 12}',
+                "photos": [SimpleUploadedFile("cables.png", png_1x1(), content_type="image/png")],
+            },
+        )
     assert response.status_code == 302
     step = BuildStep.objects.get(server=build.server)
     assert (step.kind, step.notes, step.data, step.actor) == (
@@ -589,13 +590,16 @@ def test_step_log_with_photo(tenants, settings, tmp_path):
         ("", b"MZ\x90\x00 not an image", "notes.png is not a JPEG, PNG or HEIC image"),
     ],
 )
-def test_step_log_refuses_bad_input_and_writes_nothing(tenants, settings, tmp_path, data, photo, message):
+def test_step_log_refuses_bad_input_and_writes_nothing(
+    tenants, settings, tmp_path, django_capture_on_commit_callbacks, data, photo, message
+):
     settings.MEDIA_ROOT = tmp_path
     build = make_build(tenants)
     payload = {"kind": "note", "data": data}
     if photo is not None:
         payload["photos"] = [SimpleUploadedFile("ok.png", png_1x1()), SimpleUploadedFile("notes.png", photo)]
-    response = logged_in(tenants.user_p).post(f"/bench/servers/{build.server.pk}/steps/", payload)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = logged_in(tenants.user_p).post(f"/bench/servers/{build.server.pk}/steps/", payload)
     assert response.status_code == 400
     assert message in response.content.decode()
     assert not BuildStep.objects.exists() and not BuildPhoto.objects.exists()
@@ -606,7 +610,7 @@ def test_step_log_refuses_bad_input_and_writes_nothing(tenants, settings, tmp_pa
 
 
 def test_blacklisting_an_occupied_connector_needs_a_target_then_moves_and_blacklists(
-    tenants, settings, tmp_path
+    tenants, settings, tmp_path, django_capture_on_commit_callbacks
 ):
     settings.MEDIA_ROOT = tmp_path
     build = make_build(tenants)
@@ -621,20 +625,23 @@ def test_blacklisting_an_occupied_connector_needs_a_target_then_moves_and_blackl
         "measured_gbps": "13.9",
         "expected_gbps": "27.7",
     }
-    refused = client.post(url, {**form, "photo": SimpleUploadedFile("slot.png", png_1x1())})
+    with django_capture_on_commit_callbacks(execute=True):
+        refused = client.post(url, {**form, "photo": SimpleUploadedFile("slot.png", png_1x1())})
     assert refused.status_code == 409
     assert f"Connector GPU2 holds {serial}: name a free target connector" in refused.content.decode()
     assert not ConnectorBlacklist.objects.exists() and not BuildPhoto.objects.exists()
     assert not list(tmp_path.rglob("*.png"))  # the photo's file went with the rolled-back row
 
-    response = client.post(
-        url, {**form, "target_connector": "GPU3", "photo": SimpleUploadedFile("slot.png", png_1x1())}
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            url, {**form, "target_connector": "GPU3", "photo": SimpleUploadedFile("slot.png", png_1x1())}
+        )
     assert response.status_code == 302
     entry = ConnectorBlacklist.objects.get()
     assert (entry.connector.name, entry.reason, entry.created_by) == ("GPU2", X8_REASON, tenants.user_p)
     assert entry.measurements == {"h2d_gbps": 13.9, "expected_gbps": 27.7}
     assert entry.photo is not None and entry.photo.server_id == build.server.pk
+    assert (tmp_path / entry.photo.file.name).read_bytes() == png_1x1()
     assert Installation.objects.get(removed_at__isnull=True).connector.name == "GPU3"
     html = client.get(response["Location"]).content.decode()
     assert f"Blacklisted GPU2: &quot;{X8_REASON}&quot;. {serial} moved to GPU3." in html

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import TestCase
 
 from builds.choices import ConnectorKind
 from builds.models import (
@@ -366,7 +367,9 @@ def _builds(w: World) -> Builds:
         assert p.post(f"{base}/install/", {"serial": "P-SERIAL-1", "connector": "PCIe-1"}).status_code == 201
         step = p.post(f"{base}/steps/", {"kind": "note"}, format="json").json()["id"]
         upload = SimpleUploadedFile("p.png", PNG, content_type="image/png")
-        photo = p.post(f"{base}/photos/", {"photo": upload, "step": step}, format="multipart").json()["id"]
+        with TestCase.captureOnCommitCallbacks(execute=True):  # the photo's file is written on commit
+            response = p.post(f"{base}/photos/", {"photo": upload, "step": step}, format="multipart")
+        photo = response.json()["id"]
         w._builds = Builds(
             server=server,
             connector=server.connectors.get(name="PCIe-2"),

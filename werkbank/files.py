@@ -1,0 +1,136 @@
+"""Stored files follow the transaction: a row plus a file, through one helper.
+
+`save_with_file` saves a row whose file field names a stored file (a bench photo, a handover pack), and
+writes the file's bytes only once the transaction that saved the row has committed. A Celery task that
+renders a handover pack calls it from the service that marks the pack ready, on the locked row:
+`save_with_file(pack, field="pdf", content=pdf, filename="handover.pdf", update_fields=("status",))`.
+
+Why after commit, and not "write now, delete on rollback": Django has no rollback hook. A file written
+inside the transaction could be deleted by a guard around the helper's own block, but not when an
+enclosing block rolls back later (a view's `atomic()` that refuses the request after the service
+returned, a second service that fails, a lost connection at COMMIT), and not when the process dies
+before it commits. Each of those would leave a file without its row, which nothing shows. An
+`on_commit` callback, by contrast, is dropped by Django on every rollback, of the outermost block and
+of any savepoint around the call, so a write that only happens there cannot outlive a rolled-back row,
+at any nesting depth.
+
+The price is on the other side, and the helper pays it:
+
+- Within the transaction the row names a file that is not there yet: code in the same transaction uses
+  the bytes it has in hand, not the storage. The bytes stay in memory until the commit.
+- The file is written right after COMMIT, in the same thread, before the request answers; only another
+  transaction reading in that moment can find the row before its file, and only a process killed in
+  that moment leaves a row without its file (visible on the row, unlike an orphan file).
+- Writing can fail after the commit (a full disk, storage down). Then the row is taken back: a new row
+  is deleted (or, where another row protects it, its file field is cleared), a row that had a file
+  names that file again; the error is logged.
+- The name is planned in the transaction (the field's `upload_to`, which gives unique names). Should the
+  storage still pick another name when writing, the row is updated to it.
+- A row that had a file gets the new one under a new name; the old file is deleted only once the new
+  one is written, so a failed write leaves the row with its old, existing file.
+
+Everything goes through the field's storage (`default_storage` unless the field names another), never
+through paths, so S3-compatible storage works unchanged. Callers validate uploads before they call it:
+it stores what it is given.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, TypeVar
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import Storage
+from django.db import DatabaseError, models, transaction
+
+logger = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=models.Model)
+
+
+@transaction.atomic
+def save_with_file(
+    instance: M,
+    *,
+    field: str,
+    content: bytes,
+    filename: str = "file",
+    update_fields: tuple[str, ...] = (),
+) -> M:
+    """Save `instance` with `content` as its file in `field`; the bytes are written once the transaction
+    commits, and never if it rolls back.
+
+    A new row is inserted; an existing row is updated (its `field` plus `update_fields`) and gets the new
+    file in place of its old one, which is deleted after the commit. `filename` is handed to the field's
+    `upload_to`. The caller holds any lock the row needs (a task attaching a pack to a locked row).
+    """
+    file_field = instance._meta.get_field(field)
+    if not isinstance(file_field, models.FileField):
+        raise TypeError(f"{type(instance).__name__}.{field} is not a FileField.")
+    model = type(instance)
+    adding = instance._state.adding
+    previous = (
+        "" if adding else model._default_manager.values_list(field, flat=True).get(pk=instance.pk) or ""
+    )
+    name = file_field.generate_filename(instance, filename)
+    # A plain name: the field's pre_save writes nothing, the row only names the file to come.
+    setattr(instance, field, name)
+    if adding:
+        instance.save()
+    else:
+        instance.save(update_fields=[field, *update_fields])
+    pk, storage, max_length = instance.pk, file_field.storage, file_field.max_length
+
+    def write_file() -> None:
+        _write(
+            model,
+            pk,
+            field=field,
+            name=name,
+            content=content,
+            previous=previous,
+            created=adding,
+            storage=storage,
+            max_length=max_length,
+        )
+
+    transaction.on_commit(write_file, robust=True)
+    return instance
+
+
+def _write(
+    model: type[models.Model],
+    pk: Any,
+    *,
+    field: str,
+    name: str,
+    content: bytes,
+    previous: str,
+    created: bool,
+    storage: Storage,
+    max_length: int | None,
+) -> None:
+    """The after-commit half of `save_with_file`: write the bytes, or take the row back."""
+    rows = model._default_manager.filter(pk=pk)
+    try:
+        stored = storage.save(name, ContentFile(content), max_length=max_length)
+    except Exception:
+        logger.exception("Could not store %s for %s %s; the row is taken back.", name, model.__name__, pk)
+        _take_back(rows, field=field, previous=previous, created=created)
+        return
+    if stored != name:
+        rows.update(**{field: stored})
+    if previous and previous != stored:
+        storage.delete(previous)
+
+
+def _take_back(rows: models.QuerySet, *, field: str, previous: str, created: bool) -> None:
+    """A new row goes (or, where another row protects it, loses its file); an old one gets its file back."""
+    if created:
+        try:
+            with transaction.atomic():
+                rows.delete()
+            return
+        except DatabaseError:  # ProtectedError and RestrictedError are among them, as is a trigger's refusal
+            logger.exception("%s is kept without a file: it cannot be deleted.", rows.model.__name__)
+    rows.update(**{field: previous})
