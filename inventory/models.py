@@ -10,13 +10,13 @@ from django.db.models import Exists, F, OuterRef, Q
 
 from inventory.choices import ComponentStatus, PartCategory, PurchaseOrderStatus
 from inventory.eu import is_eu
-from werkbank.access import VisibleToQuerySet, member_organizations
+from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
 from werkbank.choices import OrganizationKind
 from werkbank.models import Organization
 
 
 class PartQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> PartQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> PartQuerySet:
         # The catalogue is not tenant-owned: every member of an organization may read it.
         return self.filter(Exists(member_organizations(user)))
 
@@ -127,8 +127,10 @@ class Supplier(models.Model):
 
 
 class PurchaseOrderQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> PurchaseOrderQuerySet:
-        # A partner sees the purchase orders delivered to its workshop; customers see none.
+    purposes = frozenset({Purpose.VIEW, Purpose.RECEIVE})
+
+    def scope_for_member(self, user: Any, purpose: Purpose) -> PurchaseOrderQuerySet:
+        # A partner sees, and receives on, the purchase orders delivered to its workshop; customers neither.
         return self.filter(deliver_to__in=member_organizations(user, kind=OrganizationKind.PARTNER))
 
 
@@ -189,10 +191,10 @@ class PurchaseOrderSequence(models.Model):
 
 
 class PurchaseOrderLineQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> PurchaseOrderLineQuerySet:
-        return self.filter(
-            purchase_order__deliver_to__in=member_organizations(user, kind=OrganizationKind.PARTNER)
-        )
+    purposes = PurchaseOrderQuerySet.purposes
+
+    def scope_for_member(self, user: Any, purpose: Purpose) -> PurchaseOrderLineQuerySet:
+        return self.filter(purchase_order__in=PurchaseOrder.objects.scope_for_member(user, purpose))
 
 
 class PurchaseOrderLine(models.Model):
@@ -240,7 +242,7 @@ class PurchaseOrderLine(models.Model):
 
 
 class BatchLotQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> BatchLotQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> BatchLotQuerySet:
         partners = member_organizations(user, kind=OrganizationKind.PARTNER)
         return self.filter(
             Exists(
@@ -283,7 +285,7 @@ class BatchLot(models.Model):
 
 
 class ComponentQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> ComponentQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> ComponentQuerySet:
         partners = member_organizations(user, kind=OrganizationKind.PARTNER)
         return self.filter(Q(holder__in=partners) | Q(po_line__purchase_order__deliver_to__in=partners))
 
@@ -339,8 +341,8 @@ class Component(models.Model):
 
 
 class StockMovementQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> StockMovementQuerySet:
-        return self.filter(component__in=Component.objects.scope_for_member(user))
+    def scope_for_member(self, user: Any, purpose: Purpose) -> StockMovementQuerySet:
+        return self.filter(component__in=Component.objects.scope_for_member(user, purpose))
 
 
 class StockMovement(models.Model):

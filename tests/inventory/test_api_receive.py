@@ -7,9 +7,10 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from inventory.choices import ComponentStatus, PurchaseOrderStatus
-from inventory.models import BatchLot, Component, PurchaseOrderLine, StockMovement
+from inventory.models import BatchLot, Component, PurchaseOrder, PurchaseOrderLine, StockMovement
 from tests import factories
 from tests.conftest import api_client
+from werkbank.access import Purpose
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -208,6 +209,19 @@ def test_the_receiving_partner_books_on_its_own_po_only(tenants, line):
     own_warehouse = factories.make_po(quantity=1).lines.get()  # delivered to our warehouse, not to P
     assert _receive(api_client(tenants.user_p), own_warehouse, serials="P-3").status_code == 404
     assert Component.objects.count() == 1
+
+
+def test_a_partner_receives_only_where_the_po_is_delivered(tenants):
+    to_q = factories.make_po(deliver_to=tenants.partner_q, quantity=2).lines.get()
+    assert _receive(api_client(tenants.user_p), to_q, serials="Q-1").status_code == 404
+    detail = f"/api/v1/inventory/purchase-order-lines/{to_q.pk}/"
+    assert api_client(tenants.user_p).get(detail).status_code == 404
+    assert not PurchaseOrder.objects.visible_to(tenants.user_p, purpose=Purpose.RECEIVE).exists()
+    assert not Component.objects.exists()
+    assert _receive(api_client(tenants.user_q), to_q, serials="Q-1").status_code == 201
+    assert list(PurchaseOrder.objects.visible_to(tenants.user_q, purpose=Purpose.RECEIVE)) == [
+        to_q.purchase_order
+    ]
 
 
 def test_receiving_takes_a_constant_number_of_queries(tenants, django_assert_num_queries):
