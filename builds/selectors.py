@@ -151,6 +151,16 @@ def connector_map(server: Server) -> list[dict[str, Any]]:
     return cells
 
 
+def connector_kind(server: Server, name: str) -> str:
+    """The kind of the server's connector of this name (any letter case, as the services read it), or ""."""
+    kind = (
+        Connector.objects.filter(server=server, name__iexact=(name or "").strip())
+        .values_list("kind", flat=True)
+        .first()
+    )
+    return kind or ""
+
+
 def free_connectors(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The connectors a component can go into now: neither occupied nor blacklisted."""
     return [cell for cell in cells if cell["state"] == "free"]

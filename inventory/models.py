@@ -7,9 +7,11 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Upper
 
 from inventory.choices import ComponentStatus, PartCategory, PurchaseOrderStatus
 from inventory.eu import is_eu
+from inventory.serials import normalize_serial
 from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
 from werkbank.choices import OrganizationKind
 from werkbank.models import Organization
@@ -289,6 +291,16 @@ class ComponentQuerySet(VisibleToQuerySet):
         partners = member_organizations(user, kind=OrganizationKind.PARTNER)
         return self.filter(Q(holder__in=partners) | Q(po_line__purchase_order__deliver_to__in=partners))
 
+    def with_serial(self, *serials: str) -> ComponentQuerySet:
+        """Components whose serial is one of `serials`, compared in their normal form (inventory.serials):
+        in any letter case, whitespace around them ignored. Of any manufacturer: the caller narrows by
+        `manufacturer` where it knows it.
+
+        The filter is on UPPER(serial), the leading column of the unique index, so it is an index lookup.
+        """
+        keys = sorted({normalize_serial(serial) for serial in serials})
+        return self.alias(serial_key=Upper("serial")).filter(serial_key__in=keys)
+
 
 class Component(models.Model):
     """One physical item with a serial number: its part, lot, PO line, status and where it is.
@@ -300,7 +312,9 @@ class Component(models.Model):
     manufacturer = models.CharField(
         max_length=100, editable=False, help_text="Copied from the part: serials are unique per manufacturer"
     )
-    serial = models.CharField(max_length=64)
+    serial = models.CharField(
+        max_length=64, help_text="As printed; compared in any letter case (inventory.serials)"
+    )
     lot = models.ForeignKey(BatchLot, on_delete=models.PROTECT, related_name="components")
     po_line = models.ForeignKey(PurchaseOrderLine, on_delete=models.PROTECT, related_name="components")
     status = models.CharField(
@@ -323,10 +337,14 @@ class Component(models.Model):
     class Meta:
         ordering = ["part", "serial"]
         constraints = [
+            # Serial identity (inventory.serials): the serial in upper case, per manufacturer. The serial
+            # leads, so that the bench scan's lookup by serial alone uses this index too.
             models.UniqueConstraint(
-                fields=["manufacturer", "serial"],
+                Upper("serial"),
+                "manufacturer",
                 name="%(app_label)s_%(class)s_unique_serial_per_manufacturer",
-                violation_error_message="A component with this serial from this manufacturer already exists.",
+                violation_error_message="A component with this serial from this manufacturer already exists "
+                "(serials are compared in any letter case).",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=ComponentStatus.values),

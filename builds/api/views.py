@@ -58,7 +58,7 @@ from builds.models import (
     Installation,
     Server,
 )
-from builds.selectors import connector_map, layout_columns, servers_with_progress
+from builds.selectors import connector_kind, connector_map, layout_columns, servers_with_progress
 from werkbank.access import Purpose, is_pm
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, VisibleToMixin
 from werkbank.errors import RuleViolation
@@ -183,7 +183,9 @@ class ServerViewSet(
         payload = AllocateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         components = [
-            services.find_component(serial=serial, user=request.user)
+            services.find_component(
+                serial=serial, user=request.user, manufacturer=payload.validated_data["manufacturer"]
+            )
             for serial in payload.validated_data["serials"]
         ]
         services.allocate(
@@ -207,12 +209,15 @@ class ServerViewSet(
         server = self.get_object()
         payload = InstallSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        component = services.find_component(serial=payload.validated_data["serial"], user=request.user)
+        data = payload.validated_data
+        component = services.find_component(
+            serial=data["serial"],
+            user=request.user,
+            manufacturer=data["manufacturer"],
+            connector_kind=connector_kind(server, data["connector"]),
+        )
         installation = services.install(
-            server=server,
-            actor=request.user,
-            component=component,
-            connector_name=payload.validated_data["connector"],
+            server=server, actor=request.user, component=component, connector_name=data["connector"]
         )
         return Response(_installation(installation, request), status=status.HTTP_201_CREATED)
 
@@ -226,7 +231,11 @@ class ServerViewSet(
         server = self.get_object()
         payload = RemoveSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        component = services.find_component(serial=payload.validated_data["serial"], user=request.user)
+        component = services.find_component(
+            serial=payload.validated_data["serial"],
+            user=request.user,
+            manufacturer=payload.validated_data["manufacturer"],
+        )
         installation = Installation.objects.filter(
             server=server, component=component, removed_at__isnull=True
         ).first()
@@ -251,7 +260,12 @@ class ServerViewSet(
         server = self.get_object()
         payload = MoveSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        component = services.find_component(serial=payload.validated_data["serial"], user=request.user)
+        component = services.find_component(
+            serial=payload.validated_data["serial"],
+            user=request.user,
+            manufacturer=payload.validated_data["manufacturer"],
+            connector_kind=connector_kind(server, payload.validated_data["to_connector"]),
+        )
         installation = services.move(
             server=server,
             actor=request.user,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import IntegrityError, transaction
 
 from inventory.choices import ComponentStatus, PurchaseOrderStatus
 from inventory.models import BatchLot, Component, PurchaseOrder, PurchaseOrderLine, StockMovement
@@ -142,6 +143,40 @@ def test_known_serial_is_refused_naming_its_row(tenants, line):
         {"row": 3, "column": "serial", "message": "K2 is already known (lot L-2291)."}
     ]
     assert _snapshot() == before
+
+
+def test_a_serial_known_in_another_letter_case_is_refused_as_a_duplicate(tenants, line):
+    assert _receive(api_client(tenants.pm), line, serials="AB-1").status_code == 201
+    before = _snapshot()
+    response = _receive(api_client(tenants.pm), line, csv="serial\nAB-2\nab-1\n")
+    assert response.status_code == 400
+    assert response.json()["rows"] == [
+        {
+            "row": 3,
+            "column": "serial",
+            "message": "ab-1 is already known as AB-1 (lot L-2291): serials match in any letter case.",
+        }
+    ]
+    assert _snapshot() == before
+    # Another manufacturer may print the same serial: that is another component.
+    other = factories.make_po(quantity=1, part=factories.PartFactory(manufacturer="PNY")).lines.get()
+    assert _receive(api_client(tenants.pm), other, serials="ab-1").status_code == 201
+    received = sorted(Component.objects.values_list("manufacturer", "serial"))
+    assert received == [("NVIDIA", "AB-1"), ("PNY", "ab-1")]
+
+
+def test_the_database_refuses_a_serial_in_another_letter_case(tenants, line):
+    _receive(api_client(tenants.pm), line, serials="AB-1")
+    known = Component.objects.get()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Component.objects.create(
+            part=known.part,
+            manufacturer=known.manufacturer,
+            serial="ab-1",
+            lot=known.lot,
+            po_line=known.po_line,
+            location="x",
+        )
 
 
 def test_over_receiving_is_a_409_with_the_counts(tenants, line):
