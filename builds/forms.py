@@ -28,6 +28,12 @@ class ScanForm(forms.Form):
             }
         ),
     )
+    manufacturer = forms.CharField(
+        max_length=100,
+        required=False,
+        help_text="Only asked for when several manufacturers printed the serial",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+    )
     connector = forms.ChoiceField(required=False, label="Connector")
     connector_name = forms.CharField(
         max_length=32,

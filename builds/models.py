@@ -7,14 +7,21 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, Q
 
 from builds.choices import BuildStepKind, ConnectorKind, ServerStatus
 from inventory.models import Component, Part
 from orders.models import Order, ServerConfiguration
-from werkbank.access import VisibleToQuerySet, member_organizations
+from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
 from werkbank.choices import OrganizationKind
 from werkbank.models import Organization
+
+
+class ChassisLayoutQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any, purpose: Purpose) -> ChassisLayoutQuerySet:
+        # Layouts are the partners' work instructions, not tenant data: every partner member reads them all,
+        # customers none.
+        return self.filter(Exists(member_organizations(user, kind=OrganizationKind.PARTNER)))
 
 
 class ChassisLayout(models.Model):
@@ -26,7 +33,7 @@ class ChassisLayout(models.Model):
         default=8, help_text="Width of the connector map drawing, in cells"
     )
 
-    objects = VisibleToQuerySet.as_manager()
+    objects = ChassisLayoutQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"Layout of {self.chassis.mpn}"
@@ -79,20 +86,17 @@ class ChecklistItem(models.Model):
 
 
 class ServerQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> ServerQuerySet:
-        # Partners see the servers assigned to them; customers see the servers of their orders.
+    purposes = frozenset({Purpose.VIEW, Purpose.BENCH})
+
+    def scope_for_member(self, user: Any, purpose: Purpose) -> ServerQuerySet:
+        # The bench is what a partner builds: the servers assigned to it. Customers see the servers of their
+        # orders, but never work on them.
+        assigned = Q(partner__in=member_organizations(user, kind=OrganizationKind.PARTNER))
+        if purpose == Purpose.BENCH:
+            return self.filter(assigned)
         return self.filter(
-            Q(partner__in=member_organizations(user, kind=OrganizationKind.PARTNER))
-            | Q(order__customer__in=member_organizations(user, kind=OrganizationKind.CUSTOMER))
+            assigned | Q(order__customer__in=member_organizations(user, kind=OrganizationKind.CUSTOMER))
         )
-
-    def on_bench_of(self, user: Any) -> ServerQuerySet:
-        """The bench: what a partner builds. PMs see every partner's; customers see none of it."""
-        from werkbank.access import is_pm
-
-        if is_pm(user):
-            return self.all()
-        return self.filter(partner__in=member_organizations(user, kind=OrganizationKind.PARTNER))
 
 
 class Server(models.Model):
@@ -133,10 +137,13 @@ class Server(models.Model):
 
 
 class BenchQuerySet(VisibleToQuerySet):
-    """Rows that hang off a server's bench: visible to its partner's members (and PMs), not to customers."""
+    """Rows that hang off a server's bench: seen and worked on by its partner's members (and PMs), never by
+    customers."""
 
-    def scope_for_member(self, user: Any) -> BenchQuerySet:
-        return self.filter(server__in=Server.objects.on_bench_of(user))
+    purposes = frozenset({Purpose.VIEW, Purpose.BENCH})
+
+    def scope_for_member(self, user: Any, purpose: Purpose) -> BenchQuerySet:
+        return self.filter(server__in=Server.objects.scope_for_member(user, Purpose.BENCH))
 
 
 class Connector(models.Model):

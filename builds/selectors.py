@@ -23,7 +23,7 @@ from builds.models import (
 )
 from inventory.choices import PartCategory
 from orders.models import ConfigurationLine
-from werkbank.access import is_pm, member_organizations
+from werkbank.access import Purpose, is_pm, member_organizations
 from werkbank.choices import OrganizationKind
 
 #: Width of the connector map when the chassis has no layout (ChassisLayout.columns defaults to 8 too).
@@ -60,7 +60,7 @@ def bench_servers(user: Any) -> QuerySet:
         .values("total")
     )
     return (
-        Server.objects.on_bench_of(user)
+        Server.objects.visible_to(user, purpose=Purpose.BENCH)
         .select_related("order__customer", "partner")
         .annotate(
             installed=_count(Installation.objects.filter(server=OuterRef("pk"), removed_at__isnull=True)),
@@ -83,7 +83,7 @@ def servers_with_progress() -> QuerySet:
 def bench_server(user: Any, pk: int) -> Server | None:
     """One server on the user's bench, or None (the view answers 404)."""
     return (
-        Server.objects.on_bench_of(user)
+        Server.objects.visible_to(user, purpose=Purpose.BENCH)
         .select_related("order__customer", "order__configuration", "partner")
         .filter(pk=pk)
         .first()
@@ -149,6 +149,16 @@ def connector_map(server: Server) -> list[dict[str, Any]]:
             }
         )
     return cells
+
+
+def connector_kind(server: Server, name: str) -> str:
+    """The kind of the server's connector of this name (any letter case, as the services read it), or ""."""
+    kind = (
+        Connector.objects.filter(server=server, name__iexact=(name or "").strip())
+        .values_list("kind", flat=True)
+        .first()
+    )
+    return kind or ""
 
 
 def free_connectors(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -389,20 +389,39 @@ def _check_kind(component: Component, connector: Connector) -> None:
         )
 
 
-def find_component(*, serial: str, user: Any) -> Component:
-    """The component with this serial among those the user may see; 404-style error otherwise."""
-    serial = (serial or "").strip()
-    component = Component.objects.visible_to(user).select_related("part", "lot").filter(serial=serial).first()
-    if component is None:
-        raise UnknownSerial(serial)
-    return component
+def find_component(*, serial: str, user: Any, manufacturer: str = "", connector_kind: str = "") -> Component:
+    """The component with this serial among those the user may see; 404-style error otherwise.
+
+    Serials match in any letter case (serial identity: inventory.serials). When several manufacturers
+    printed the serial, the connector's kind narrows them to the parts it takes; what is still ambiguous
+    needs `manufacturer`: without it a 400 names the field and lists the manufacturers, of the components
+    this user may see only.
+    """
+    serial, manufacturer = (serial or "").strip(), (manufacturer or "").strip()
+    found = Component.objects.visible_to(user).with_serial(serial).select_related("part", "lot")
+    if manufacturer:
+        found = found.filter(manufacturer__iexact=manufacturer)
+    candidates = list(found.order_by("manufacturer"))
+    if not candidates:
+        raise UnknownSerial(serial, manufacturer=manufacturer)
+    if len(candidates) > 1 and connector_kind:
+        fitting = [c for c in candidates if connector_kind in KINDS_FOR_CATEGORY.get(c.part.category, ())]
+        candidates = fitting or candidates
+    if len(candidates) > 1:
+        names = ", ".join(component.manufacturer for component in candidates)
+        raise InvalidInput(
+            "manufacturer",
+            f"serial {serial} is printed by {len(candidates)} manufacturers ({names}); say which one.",
+        )
+    return candidates[0]
 
 
 class UnknownSerial(UnknownObject):
     """A scanned serial that is not in stock anywhere the user can see (HTTP 404)."""
 
-    def __init__(self, serial: str) -> None:
-        super().__init__("serial", f"no component with serial {serial!r}.")
+    def __init__(self, serial: str, *, manufacturer: str = "") -> None:
+        of = f" from {manufacturer!r}" if manufacturer else ""
+        super().__init__("serial", f"no component with serial {serial!r}{of}.")
         self.serial = serial
 
 

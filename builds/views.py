@@ -138,6 +138,8 @@ class ServerPageMixin(BenchMixin):
             name = first if first in focus_form.fields else next(iter(focus_form.fields))
             focus_form.fields[name].widget.attrs["autofocus"] = True
         scan_value = scan_form["serial"].value() if keep_serial else ""
+        # The manufacturer is asked for only when the serial alone was ambiguous (or one was given).
+        ask_manufacturer = "manufacturer" in scan_form.errors or bool(scan_form["manufacturer"].value())
         open_bench = selectors.bench_is_open(server)
         context = {
             "server": server,
@@ -159,6 +161,7 @@ class ServerPageMixin(BenchMixin):
             "scan_form": scan_form,
             "scan_serial_value": scan_value or "",
             "scan_focus_connector": focus == "scan-connector",
+            "scan_ask_manufacturer": ask_manufacturer,
             "installed": installed,
             "installed_error": installed_error,
             "step_form": step_form,
@@ -266,16 +269,24 @@ class InstallView(BenchActionView):
                 keep_serial=only_connector,
                 focus="scan-connector" if only_connector else "scan",
             )
+        target = form.cleaned_data["target"]
         try:
-            component = services.find_component(serial=form.cleaned_data["serial"], user=self.request.user)
+            component = services.find_component(
+                serial=form.cleaned_data["serial"],
+                user=self.request.user,
+                manufacturer=form.cleaned_data["manufacturer"],
+                connector_kind=next((c["kind"] for c in cells if c["name"].lower() == target.lower()), ""),
+            )
             installation = services.install(
-                server=self.server,
-                actor=self.request.user,
-                component=component,
-                connector_name=form.cleaned_data["target"],
+                server=self.server, actor=self.request.user, component=component, connector_name=target
             )
         except DomainError as error:
             _show(form, error)
+            if getattr(error, "field", None) == "manufacturer":
+                # The serial alone names several components: keep it, and ask which manufacturer's.
+                raise _Refused(
+                    status=error.status_code, scan_form=form, keep_serial=True, focus="scan-manufacturer"
+                ) from error
             raise _Refused(status=error.status_code, scan_form=form) from error
         name = installation.connector.name
         messages.success(self.request, f"Installed {component.serial} ({component.part.mpn}) in {name}.")

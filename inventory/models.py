@@ -7,16 +7,18 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Upper
 
 from inventory.choices import ComponentStatus, PartCategory, PurchaseOrderStatus
 from inventory.eu import is_eu
-from werkbank.access import VisibleToQuerySet, member_organizations
+from inventory.serials import normalize_serial
+from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
 from werkbank.choices import OrganizationKind
 from werkbank.models import Organization
 
 
 class PartQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> PartQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> PartQuerySet:
         # The catalogue is not tenant-owned: every member of an organization may read it.
         return self.filter(Exists(member_organizations(user)))
 
@@ -127,8 +129,10 @@ class Supplier(models.Model):
 
 
 class PurchaseOrderQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> PurchaseOrderQuerySet:
-        # A partner sees the purchase orders delivered to its workshop; customers see none.
+    purposes = frozenset({Purpose.VIEW, Purpose.RECEIVE})
+
+    def scope_for_member(self, user: Any, purpose: Purpose) -> PurchaseOrderQuerySet:
+        # A partner sees, and receives on, the purchase orders delivered to its workshop; customers neither.
         return self.filter(deliver_to__in=member_organizations(user, kind=OrganizationKind.PARTNER))
 
 
@@ -179,10 +183,10 @@ class PurchaseOrder(models.Model):
 
 
 class PurchaseOrderLineQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> PurchaseOrderLineQuerySet:
-        return self.filter(
-            purchase_order__deliver_to__in=member_organizations(user, kind=OrganizationKind.PARTNER)
-        )
+    purposes = PurchaseOrderQuerySet.purposes
+
+    def scope_for_member(self, user: Any, purpose: Purpose) -> PurchaseOrderLineQuerySet:
+        return self.filter(purchase_order__in=PurchaseOrder.objects.scope_for_member(user, purpose))
 
 
 class PurchaseOrderLine(models.Model):
@@ -230,7 +234,7 @@ class PurchaseOrderLine(models.Model):
 
 
 class BatchLotQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> BatchLotQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> BatchLotQuerySet:
         partners = member_organizations(user, kind=OrganizationKind.PARTNER)
         return self.filter(
             Exists(
@@ -273,9 +277,19 @@ class BatchLot(models.Model):
 
 
 class ComponentQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> ComponentQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> ComponentQuerySet:
         partners = member_organizations(user, kind=OrganizationKind.PARTNER)
         return self.filter(Q(holder__in=partners) | Q(po_line__purchase_order__deliver_to__in=partners))
+
+    def with_serial(self, *serials: str) -> ComponentQuerySet:
+        """Components whose serial is one of `serials`, compared in their normal form (inventory.serials):
+        in any letter case, whitespace around them ignored. Of any manufacturer: the caller narrows by
+        `manufacturer` where it knows it.
+
+        The filter is on UPPER(serial), the leading column of the unique index, so it is an index lookup.
+        """
+        keys = sorted({normalize_serial(serial) for serial in serials})
+        return self.alias(serial_key=Upper("serial")).filter(serial_key__in=keys)
 
 
 class Component(models.Model):
@@ -288,7 +302,9 @@ class Component(models.Model):
     manufacturer = models.CharField(
         max_length=100, editable=False, help_text="Copied from the part: serials are unique per manufacturer"
     )
-    serial = models.CharField(max_length=64)
+    serial = models.CharField(
+        max_length=64, help_text="As printed; compared in any letter case (inventory.serials)"
+    )
     lot = models.ForeignKey(BatchLot, on_delete=models.PROTECT, related_name="components")
     po_line = models.ForeignKey(PurchaseOrderLine, on_delete=models.PROTECT, related_name="components")
     status = models.CharField(
@@ -311,10 +327,14 @@ class Component(models.Model):
     class Meta:
         ordering = ["part", "serial"]
         constraints = [
+            # Serial identity (inventory.serials): the serial in upper case, per manufacturer. The serial
+            # leads, so that the bench scan's lookup by serial alone uses this index too.
             models.UniqueConstraint(
-                fields=["manufacturer", "serial"],
+                Upper("serial"),
+                "manufacturer",
                 name="%(app_label)s_%(class)s_unique_serial_per_manufacturer",
-                violation_error_message="A component with this serial from this manufacturer already exists.",
+                violation_error_message="A component with this serial from this manufacturer already exists "
+                "(serials are compared in any letter case).",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=ComponentStatus.values),
@@ -329,8 +349,8 @@ class Component(models.Model):
 
 
 class StockMovementQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> StockMovementQuerySet:
-        return self.filter(component__in=Component.objects.scope_for_member(user))
+    def scope_for_member(self, user: Any, purpose: Purpose) -> StockMovementQuerySet:
+        return self.filter(component__in=Component.objects.scope_for_member(user, purpose))
 
 
 class StockMovement(models.Model):

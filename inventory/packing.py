@@ -28,8 +28,9 @@ Serials
     Must match :data:`SERIAL_PATTERN`: 1 to 64 characters, ASCII letters, digits and ``. _ : / + -``,
     starting with a letter or digit. Whitespace around a serial is an error, never trimmed silently: a
     serial with a stray space is either a typo or a different serial, and the clerk must look at it.
-    Serials are compared case-sensitively (manufacturers' serials are), but two serials that differ only
-    in letter case are also flagged as duplicates, because scanners differ in how they send case.
+    Serials are compared in their normal form (:func:`inventory.serials.normalize_serial`): two serials
+    that differ only in letter case are one serial, and flagged as duplicates, because scanners differ in
+    how they send case. Each is kept as given.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from inventory.serials import normalize_serial
 
 # \Z, not $: with $ a trailing newline would match, also through .match() or .search().
 SERIAL_PATTERN: re.Pattern[str] = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,63}\Z")
@@ -162,7 +165,7 @@ class _Collector:
     def __init__(self) -> None:
         self.rows: list[SerialRow] = []
         self.errors: list[RowError] = []
-        self._first_row: dict[str, tuple[int, str]] = {}  # casefolded serial -> (row, serial as given)
+        self._first_row: dict[str, tuple[int, str]] = {}  # normal form -> (row, serial as given)
 
     def add(self, *, row: int, serial: str, mpn: str | None, serial_message: str | None) -> None:
         self.rows.append(SerialRow(row=row, serial=serial, mpn=mpn))
@@ -172,7 +175,7 @@ class _Collector:
             self.errors.append(RowError(row=row, column=SERIAL, message=f"serial {serial_message}"))
 
     def _duplicate(self, *, row: int, serial: str) -> str | None:
-        key = serial.lower()  # serials that pass validation are ASCII, so lower() is a full case fold
+        key = normalize_serial(serial)
         first = self._first_row.setdefault(key, (row, serial))
         if first[0] == row:
             return None

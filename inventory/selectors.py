@@ -1,29 +1,12 @@
-"""Inventory reads: who may receive, and the label sheet of a lot."""
+"""Inventory reads: the label sheet of a lot."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from django.db.models import QuerySet
 
 from inventory.labels import Label, render_labels
-from inventory.models import BatchLot, PurchaseOrder
-from werkbank.access import is_pm, member_organizations
-from werkbank.choices import OrganizationKind
+from inventory.models import BatchLot
 from werkbank.errors import RuleViolation
-
-
-def can_receive(user: Any, po: PurchaseOrder) -> bool:
-    """PMs receive on any PO; a partner's members on POs delivered to their own workshop."""
-    if is_pm(user):
-        return True
-    if po.deliver_to_id is None:
-        return False
-    return (
-        member_organizations(user, kind=OrganizationKind.PARTNER)
-        .filter(organization_id=po.deliver_to_id)
-        .exists()
-    )
 
 
 def lot_labels_pdf(*, lot: BatchLot, components: QuerySet) -> bytes:

@@ -31,6 +31,7 @@ from inventory.models import (
     Supplier,
 )
 from inventory.packing import PackingList, check_against_line
+from inventory.serials import normalize_serial
 from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
@@ -277,6 +278,12 @@ def warehouse_location(holder: Organization | None) -> str:
     return f"Workshop {holder.name}" if holder is not None else "Warehouse"
 
 
+def _known_message(given: str, on_record: str, lot_code: str) -> str:
+    if given == on_record:
+        return f"{given} is already known (lot {lot_code})."
+    return f"{given} is already known as {on_record} (lot {lot_code}): serials match in any letter case."
+
+
 @dataclass(frozen=True)
 class Receipt:
     """What one receiving call booked."""
@@ -330,20 +337,18 @@ def po_line_receive(
     if not packing.ok:
         raise InvalidInput("serials", f"{len(packing.errors)} row(s) are invalid.", rows=_row_errors(packing))
     part = locked.part
-    known = dict(
-        Component.objects.filter(
-            manufacturer=part.manufacturer, serial__in=[row.serial for row in packing.rows]
-        ).values_list("serial", "lot__lot_code")
-    )
+    # Serial identity (inventory.serials): "ab-1" is the "AB-1" already on record for this manufacturer.
+    known = {
+        normalize_serial(serial): (serial, lot_code)
+        for serial, lot_code in Component.objects.with_serial(*(row.serial for row in packing.rows))
+        .filter(manufacturer=part.manufacturer)
+        .values_list("serial", "lot__lot_code")
+    }
     if known:
         rows = [
-            {
-                "row": row.row,
-                "column": "serial",
-                "message": f"{row.serial} is already known (lot {known[row.serial]}).",
-            }
+            {"row": row.row, "column": "serial", "message": _known_message(row.serial, *known[key])}
             for row in packing.rows
-            if row.serial in known
+            if (key := normalize_serial(row.serial)) in known
         ]
         raise InvalidInput("serials", f"{len(rows)} serial(s) are already known.", rows=rows)
 

@@ -11,13 +11,13 @@ from django.db.models import F, Q
 
 from inventory.models import Part, PurchaseOrder
 from orders.choices import KVDtype, ModelPreset, OrderStatus, WarrantyTerm, WeightDtype
-from werkbank.access import VisibleToQuerySet, member_organizations
+from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
 from werkbank.choices import OrganizationKind
 from werkbank.models import AuditEvent, Organization
 
 
 class ServerConfigurationQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> ServerConfigurationQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> ServerConfigurationQuerySet:
         # A customer sees the configurations its orders are built to.
         customers = member_organizations(user, kind=OrganizationKind.CUSTOMER)
         return self.filter(orders__customer__in=customers).distinct()
@@ -93,7 +93,7 @@ class ConfigurationLine(models.Model):
 
 
 class OrderQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> OrderQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> OrderQuerySet:
         return self.filter(customer__in=member_organizations(user, kind=OrganizationKind.CUSTOMER))
 
 
@@ -249,7 +249,7 @@ ROI_INPUT_FIELDS = tuple(name for name in ROI_STORED_INPUTS if name != "target_p
 
 
 class ROIAssessmentQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> ROIAssessmentQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> ROIAssessmentQuerySet:
         return self.filter(order__customer__in=member_organizations(user, kind=OrganizationKind.CUSTOMER))
 
 
@@ -350,7 +350,7 @@ class ROIAssessment(models.Model):
 
 
 class WorkloadQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> WorkloadQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> WorkloadQuerySet:
         return self.filter(order__customer__in=member_organizations(user, kind=OrganizationKind.CUSTOMER))
 
 

@@ -1,12 +1,14 @@
-"""Who sees what: the one chokepoint every queryset, view and download goes through.
+"""Who sees what, and for what: the one chokepoint every queryset, view and download goes through.
 
-PMs (staff users in the `project-managers` group) see everything. Members of an organization see what
-their organization owns. Anyone else sees nothing.
+`Model.objects.visible_to(user, purpose=...)` answers "may this user see / work on / receive this", like
+NetBox's `restrict(user, action)`. PMs (staff users in the `project-managers` group) may do everything.
+Members of an organization get what their organization owns, for the purposes the model's queryset
+supports (`purposes`, `scope_for_member`). Anyone else gets nothing. There is no second scope beside it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -47,16 +49,37 @@ def member_organizations(user: Any, *, kind: str | None = None) -> models.QueryS
     return memberships.values("organization_id")
 
 
-class VisibleToQuerySet(models.QuerySet):
-    """Base queryset for tenant-owned models. Subclasses define `scope_for_member`."""
+class Purpose(models.TextChoices):
+    """What a user wants to do with the rows: the `purpose` of `visible_to`."""
 
-    def visible_to(self, user: Any) -> VisibleToQuerySet:
+    VIEW = "view", "see it"
+    BENCH = "bench", "work on it at the bench (the assigned partner's members and PMs, never customers)"
+    RECEIVE = "receive", "book deliveries on it (PMs, and partners' members for their own workshop)"
+
+
+class VisibleToQuerySet(models.QuerySet):
+    """Base queryset for tenant-owned models. Subclasses define `scope_for_member` and list their `purposes`.
+
+    A purpose a model does not list raises ValueError (a typo must neither widen nor narrow access
+    silently), for PMs too.
+    """
+
+    #: The purposes this model answers; `scope_for_member` is only ever asked for one of them.
+    purposes: ClassVar[frozenset[str]] = frozenset({Purpose.VIEW})
+
+    def visible_to(self, user: Any, purpose: str = Purpose.VIEW) -> VisibleToQuerySet:
+        if purpose not in self.purposes:
+            offered = ", ".join(sorted(str(p) for p in self.purposes))
+            raise ValueError(
+                f"{self.model.__name__}.objects.visible_to() knows no purpose {str(purpose)!r}; "
+                f"it offers: {offered}."
+            )
         if is_pm(user):
             return self.all()
         if not getattr(user, "is_authenticated", False) or not user.is_active:
             return self.none()
-        return self.scope_for_member(user)
+        return self.scope_for_member(user, Purpose(purpose))
 
-    def scope_for_member(self, user: Any) -> VisibleToQuerySet:
-        """Rows a non-PM member may see. The default is none: deny unless a model says otherwise."""
+    def scope_for_member(self, user: Any, purpose: Purpose) -> VisibleToQuerySet:
+        """Rows a non-PM member may use for `purpose`. By default none: deny unless a model says otherwise."""
         return self.none()

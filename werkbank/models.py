@@ -10,12 +10,12 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
-from werkbank.access import VisibleToQuerySet, member_organizations
+from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
 from werkbank.choices import MembershipRole, OrganizationKind
 
 
 class OrganizationQuerySet(VisibleToQuerySet):
-    def scope_for_member(self, user: Any) -> OrganizationQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> OrganizationQuerySet:
         return self.filter(pk__in=member_organizations(user))
 
     def customers(self) -> OrganizationQuerySet:

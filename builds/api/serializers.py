@@ -273,13 +273,25 @@ class AssignSerializer(serializers.Serializer):
     )
 
 
+def _manufacturer_field(of: str = "the serial") -> serializers.CharField:
+    # Serials match in any letter case; the manufacturer tells apart a serial that several of them printed.
+    return serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=100,
+        help_text=f"Only when several manufacturers printed {of} (a 400 names them): which one",
+    )
+
+
 class AllocateSerializer(serializers.Serializer):
     serials = serializers.ListField(
         child=serializers.CharField(max_length=64),
         min_length=1,
         max_length=MAX_SERIALS_PER_ALLOCATION,
-        help_text="Scanned serials to set aside for this server",
+        help_text="Scanned serials to set aside for this server (any letter case)",
     )
+    manufacturer = _manufacturer_field("a serial; it then applies to every serial of the list")
     override_reason = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -291,16 +303,19 @@ class AllocateSerializer(serializers.Serializer):
 
 class InstallSerializer(serializers.Serializer):
     serial = serializers.CharField(max_length=64)
+    manufacturer = _manufacturer_field()
     connector = serializers.CharField(max_length=32, help_text="The connector's name, e.g. PCIe-3")
 
 
 class RemoveSerializer(serializers.Serializer):
     serial = serializers.CharField(max_length=64)
+    manufacturer = _manufacturer_field()
     reason = serializers.CharField(max_length=500)
 
 
 class MoveSerializer(serializers.Serializer):
     serial = serializers.CharField(max_length=64)
+    manufacturer = _manufacturer_field()
     to_connector = serializers.CharField(max_length=32)
     reason = serializers.CharField(max_length=500)
 

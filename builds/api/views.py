@@ -1,8 +1,8 @@
 """API views of the builds app: thin viewsets whose writes call the services.
 
 Reads go through `visible_to`. The bench (connectors, installations, allocations, steps, photos, and every
-action on a server) goes through `Server.objects.on_bench_of`: PMs and the members of the partner the server
-is assigned to. A customer sees their servers, but none of the bench: those routes answer 404.
+action on a server) goes through `visible_to(user, purpose=Purpose.BENCH)`: PMs and the members of the partner
+the server is assigned to. A customer sees their servers, but none of the bench: those routes answer 404.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Exists, QuerySet
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -59,10 +58,9 @@ from builds.models import (
     Installation,
     Server,
 )
-from builds.selectors import connector_map, layout_columns, servers_with_progress
-from werkbank.access import is_pm, member_organizations
+from builds.selectors import connector_kind, connector_map, layout_columns, servers_with_progress
+from werkbank.access import Purpose, is_pm
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, VisibleToMixin
-from werkbank.choices import OrganizationKind
 from werkbank.errors import RuleViolation
 
 # --- Permissions ---------------------------------------------------------------------------------------
@@ -79,7 +77,7 @@ class OnBench(IsAuthenticated):
         if is_pm(request.user):
             return True
         server_id = obj.pk if isinstance(obj, Server) else obj.server_id
-        return Server.objects.on_bench_of(request.user).filter(pk=server_id).exists()
+        return Server.objects.visible_to(request.user, purpose=Purpose.BENCH).filter(pk=server_id).exists()
 
 
 def bench_action(**overrides: Any) -> Any:
@@ -150,10 +148,8 @@ class ServerViewSet(
     filterset_class = ServerFilter
     ordering_fields = ["hostname", "sequence", "status", "created_at"]
 
-    def get_queryset(self) -> QuerySet:
-        if self.action in SERVER_READS:
-            return super().get_queryset()
-        return self.queryset.on_bench_of(self.request.user)  # type: ignore[attr-defined]
+    def get_purpose(self) -> Purpose:
+        return Purpose.VIEW if self.action in SERVER_READS else Purpose.BENCH
 
     def _serialize(self, server: Server) -> dict[str, Any]:
         return self.get_serializer(self.get_queryset().get(pk=server.pk)).data
@@ -187,7 +183,9 @@ class ServerViewSet(
         payload = AllocateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         components = [
-            services.find_component(serial=serial, user=request.user)
+            services.find_component(
+                serial=serial, user=request.user, manufacturer=payload.validated_data["manufacturer"]
+            )
             for serial in payload.validated_data["serials"]
         ]
         services.allocate(
@@ -211,12 +209,15 @@ class ServerViewSet(
         server = self.get_object()
         payload = InstallSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        component = services.find_component(serial=payload.validated_data["serial"], user=request.user)
+        data = payload.validated_data
+        component = services.find_component(
+            serial=data["serial"],
+            user=request.user,
+            manufacturer=data["manufacturer"],
+            connector_kind=connector_kind(server, data["connector"]),
+        )
         installation = services.install(
-            server=server,
-            actor=request.user,
-            component=component,
-            connector_name=payload.validated_data["connector"],
+            server=server, actor=request.user, component=component, connector_name=data["connector"]
         )
         return Response(_installation(installation, request), status=status.HTTP_201_CREATED)
 
@@ -230,7 +231,11 @@ class ServerViewSet(
         server = self.get_object()
         payload = RemoveSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        component = services.find_component(serial=payload.validated_data["serial"], user=request.user)
+        component = services.find_component(
+            serial=payload.validated_data["serial"],
+            user=request.user,
+            manufacturer=payload.validated_data["manufacturer"],
+        )
         installation = Installation.objects.filter(
             server=server, component=component, removed_at__isnull=True
         ).first()
@@ -255,7 +260,12 @@ class ServerViewSet(
         server = self.get_object()
         payload = MoveSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        component = services.find_component(serial=payload.validated_data["serial"], user=request.user)
+        component = services.find_component(
+            serial=payload.validated_data["serial"],
+            user=request.user,
+            manufacturer=payload.validated_data["manufacturer"],
+            connector_kind=connector_kind(server, payload.validated_data["to_connector"]),
+        )
         installation = services.move(
             server=server,
             actor=request.user,
@@ -457,21 +467,13 @@ class BuildPhotoViewSet(ScopedReadOnlyViewSet):
         return response
 
 
-class ChassisLayoutViewSet(viewsets.ReadOnlyModelViewSet):
+class ChassisLayoutViewSet(ScopedReadOnlyViewSet):
     """Chassis layouts with their named connectors: the partners' work instructions.
 
-    Layouts are not tenant data: PMs and every member of an assembly partner read them all, nobody else
-    any (the model's own `visible_to` denies members by default).
+    Layouts are not tenant data: PMs and every member of an assembly partner read them all, nobody else any.
     """
 
     queryset = ChassisLayout.objects.select_related("chassis").prefetch_related("connectors")
     serializer_class = ChassisLayoutSerializer
     filterset_class = ChassisLayoutFilter
     ordering_fields = ["chassis__mpn"]
-    lookup_value_regex = "[0-9]+"
-
-    def get_queryset(self) -> QuerySet:
-        user = self.request.user
-        if is_pm(user):
-            return self.queryset.all()
-        return self.queryset.filter(Exists(member_organizations(user, kind=OrganizationKind.PARTNER)))

@@ -48,7 +48,7 @@ from inventory.models import (
     Supplier,
 )
 from inventory.packing import parse_csv, parse_scanner
-from inventory.selectors import can_receive, lot_labels_pdf
+from inventory.selectors import lot_labels_pdf
 from inventory.services import (
     PO_TRANSITION_SERVICES,
     part_create,
@@ -58,6 +58,7 @@ from inventory.services import (
     supplier_create,
     supplier_update,
 )
+from werkbank.access import Purpose
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet, VisibleToMixin
 
 
@@ -136,15 +137,12 @@ class PurchaseOrderViewSet(
     close = _po_action("close")
 
 
-class CanReceive(IsAuthenticated):
-    """PMs receive on any PO; a partner's members on POs delivered to their workshop."""
-
-    def has_object_permission(self, request: Any, view: Any, obj: Any) -> bool:
-        return can_receive(request.user, obj.purchase_order)
-
-
 class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
-    """PO lines with what has arrived; `receive` books serials by lot."""
+    """PO lines with what has arrived; `receive` books serials by lot.
+
+    Receiving looks the line up for `Purpose.RECEIVE`: PMs on any PO, a partner's members on POs delivered
+    to their workshop; anyone else gets a 404.
+    """
 
     queryset = PurchaseOrderLine.objects.select_related("part", "purchase_order")
     serializer_class = PurchaseOrderLineSerializer
@@ -158,7 +156,8 @@ class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
     @action(
         detail=True,
         methods=["post"],
-        permission_classes=[CanReceive],
+        permission_classes=[IsAuthenticated],
+        purpose=Purpose.RECEIVE,
         parser_classes=[MultiPartParser, FormParser, JSONParser],
         filterset_class=None,
         pagination_class=None,

@@ -4,10 +4,12 @@ servers but sees none of the bench; customer B and a user without membership see
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
-from builds.models import Installation
+from builds.models import Installation, Server
 from tests.builds.conftest import get, post, snapshot
 from tests.conftest import api_client
+from werkbank.access import Purpose
 
 pytestmark = pytest.mark.django_db
 
@@ -99,3 +101,22 @@ def test_q_works_on_its_own_server(built):
     response = post(bench.t.user_q, bench.url("steps/", bench.server_q), {"kind": "note"})
     assert response.status_code == 201
     assert get(bench.t.user_q, "/api/v1/builds/steps/").json()["count"] == 1
+
+
+def test_customer_a_sees_its_server_but_may_not_work_on_it(built, client):
+    bench, _, _ = built
+    user_a = bench.t.user_a
+    assert get(user_a, bench.url()).status_code == 200
+    before = snapshot()
+    response = post(user_a, bench.url("install/"), {"serial": "GPU-L1-2", "connector": "PCIe-2"})
+    assert response.status_code == 404
+    assert get(user_a, bench.url("connector-map/")).status_code == 404
+    client.force_login(user_a)
+    assert client.get(reverse("bench:server", args=[bench.server.pk])).status_code == 404
+    assert snapshot() == before
+    assert set(Server.objects.visible_to(user_a)) == {bench.server, bench.other_server}
+    assert not Server.objects.visible_to(user_a, purpose=Purpose.BENCH).exists()
+    assert set(Server.objects.visible_to(bench.t.user_p, purpose=Purpose.BENCH)) == {
+        bench.server,
+        bench.other_server,
+    }

@@ -461,6 +461,39 @@ def test_a_scan_without_a_connector_keeps_the_serial_and_asks_for_one(tenants):
     assert not Installation.objects.exists()
 
 
+def test_a_scan_in_lower_case_installs(tenants):
+    build = make_build(tenants, prefix="ab")
+    serial = build.gpu_serials[0]
+    assert serial != serial.upper()
+    response = logged_in(tenants.user_p).post(
+        f"/bench/servers/{build.server.pk}/install/", {"serial": serial.upper(), "connector": "GPU1"}
+    )
+    assert response.status_code == 302
+    assert Installation.objects.get().component.serial == serial
+
+
+def test_a_serial_two_manufacturers_printed_asks_for_the_manufacturer(tenants):
+    build = make_build(tenants)
+    serial = build.gpu_serials[0]
+    other = factories.PartFactory(category=PartCategory.GPU, manufacturer="PNY")
+    receive(partner=tenants.partner_p, part=other, serials=[serial], lot="L-PNY")
+    client = logged_in(tenants.user_p)
+    url = f"/bench/servers/{build.server.pk}/install/"
+
+    response = client.post(url, {"serial": serial, "connector_name": "GPU2"})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert f"serial {serial} is printed by 2 manufacturers (NVIDIA, PNY); say which one." in html
+    assert re.search(rf'<input id="scan_serial"[^>]*value="{serial}"', html)
+    assert re.search(r'<input id="scan_manufacturer" name="manufacturer"[^>]*autofocus>', html)
+    assert re.search(r'<input id="scan_connector_name"[^>]*value="GPU2"', html)
+    assert not Installation.objects.exists()
+
+    response = client.post(url, {"serial": serial, "manufacturer": "NVIDIA", "connector_name": "GPU2"})
+    assert response.status_code == 302
+    assert Installation.objects.get().component.manufacturer == "NVIDIA"
+
+
 def test_forms_need_the_csrf_token(tenants):
     build = make_build(tenants)
     client = Client(enforce_csrf_checks=True)

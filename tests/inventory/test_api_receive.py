@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import IntegrityError, transaction
 
 from inventory.choices import ComponentStatus, PurchaseOrderStatus
-from inventory.models import BatchLot, Component, PurchaseOrderLine, StockMovement
+from inventory.models import BatchLot, Component, PurchaseOrder, PurchaseOrderLine, StockMovement
 from tests import factories
 from tests.conftest import api_client
+from werkbank.access import Purpose
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -143,6 +145,40 @@ def test_known_serial_is_refused_naming_its_row(tenants, line):
     assert _snapshot() == before
 
 
+def test_a_serial_known_in_another_letter_case_is_refused_as_a_duplicate(tenants, line):
+    assert _receive(api_client(tenants.pm), line, serials="AB-1").status_code == 201
+    before = _snapshot()
+    response = _receive(api_client(tenants.pm), line, csv="serial\nAB-2\nab-1\n")
+    assert response.status_code == 400
+    assert response.json()["rows"] == [
+        {
+            "row": 3,
+            "column": "serial",
+            "message": "ab-1 is already known as AB-1 (lot L-2291): serials match in any letter case.",
+        }
+    ]
+    assert _snapshot() == before
+    # Another manufacturer may print the same serial: that is another component.
+    other = factories.make_po(quantity=1, part=factories.PartFactory(manufacturer="PNY")).lines.get()
+    assert _receive(api_client(tenants.pm), other, serials="ab-1").status_code == 201
+    received = sorted(Component.objects.values_list("manufacturer", "serial"))
+    assert received == [("NVIDIA", "AB-1"), ("PNY", "ab-1")]
+
+
+def test_the_database_refuses_a_serial_in_another_letter_case(tenants, line):
+    _receive(api_client(tenants.pm), line, serials="AB-1")
+    known = Component.objects.get()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Component.objects.create(
+            part=known.part,
+            manufacturer=known.manufacturer,
+            serial="ab-1",
+            lot=known.lot,
+            po_line=known.po_line,
+            location="x",
+        )
+
+
 def test_over_receiving_is_a_409_with_the_counts(tenants, line):
     _receive(api_client(tenants.pm), line, serials="\n".join(f"O{i}" for i in range(6)))
     before = _snapshot()
@@ -208,6 +244,19 @@ def test_the_receiving_partner_books_on_its_own_po_only(tenants, line):
     own_warehouse = factories.make_po(quantity=1).lines.get()  # delivered to our warehouse, not to P
     assert _receive(api_client(tenants.user_p), own_warehouse, serials="P-3").status_code == 404
     assert Component.objects.count() == 1
+
+
+def test_a_partner_receives_only_where_the_po_is_delivered(tenants):
+    to_q = factories.make_po(deliver_to=tenants.partner_q, quantity=2).lines.get()
+    assert _receive(api_client(tenants.user_p), to_q, serials="Q-1").status_code == 404
+    detail = f"/api/v1/inventory/purchase-order-lines/{to_q.pk}/"
+    assert api_client(tenants.user_p).get(detail).status_code == 404
+    assert not PurchaseOrder.objects.visible_to(tenants.user_p, purpose=Purpose.RECEIVE).exists()
+    assert not Component.objects.exists()
+    assert _receive(api_client(tenants.user_q), to_q, serials="Q-1").status_code == 201
+    assert list(PurchaseOrder.objects.visible_to(tenants.user_q, purpose=Purpose.RECEIVE)) == [
+        to_q.purchase_order
+    ]
 
 
 def test_receiving_takes_a_constant_number_of_queries(tenants, django_assert_num_queries):

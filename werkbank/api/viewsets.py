@@ -1,4 +1,4 @@
-"""API base classes: every viewset gets its queryset through `visible_to`."""
+"""API base classes: every viewset gets its queryset through `visible_to`, for a purpose."""
 
 from __future__ import annotations
 
@@ -7,16 +7,28 @@ from typing import Any
 from django.db.models import QuerySet
 from rest_framework import mixins, viewsets
 
+from werkbank.access import Purpose
+
 
 class VisibleToMixin:
-    """Apply the access chokepoint. Subclasses set `queryset` to a model's unscoped queryset."""
+    """Apply the access chokepoint. Subclasses set `queryset` to a model's unscoped queryset.
+
+    `purpose` says what the rows are for (see `werkbank.access.Purpose`); an action may set its own, e.g.
+    `@action(detail=True, methods=["post"], purpose=Purpose.RECEIVE)`, or a viewset may override
+    `get_purpose()`. A row outside the purpose's scope is then a 404.
+    """
 
     queryset: QuerySet
+    purpose: str = Purpose.VIEW
     # Numeric ids only, so that a nested prefix can never be mistaken for a lookup.
     lookup_value_regex = "[0-9]+"
 
+    def get_purpose(self) -> str:
+        return self.purpose
+
     def get_queryset(self) -> QuerySet:
-        return self.queryset.visible_to(self.request.user)  # type: ignore[attr-defined]
+        scoped: Any = self.queryset
+        return scoped.visible_to(self.request.user, purpose=self.get_purpose())
 
 
 class ScopedReadOnlyViewSet(VisibleToMixin, viewsets.ReadOnlyModelViewSet):
