@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('inventory', '0002_purchaseordersequence_part_list_price_batchlot_and_more'),
+        ('inventory', '0003_remove_unused_purchaseordersequence'),
     ]
 
     operations = [
