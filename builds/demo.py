@@ -17,8 +17,8 @@ from builds.choices import BuildStepKind, ConnectorKind
 from builds.models import ChassisLayout, ChecklistItem, Connector, LayoutConnector, Server
 from builds.services import (
     connector_blacklist,
-    install,
     server_assign_partner,
+    server_install,
     server_mark_assembled,
     server_start_assembly,
     servers_create_for_order,
@@ -174,7 +174,7 @@ def _install_all(server: Server, pm: Any, category: str, connectors: list[str], 
     for component, connector in zip(
         _free_components(server.order, category, **lot), connectors, strict=False
     ):
-        install(server=server, actor=pm, component=component, connector_name=connector)
+        server_install(server=server, actor=pm, component=component, connector_name=connector)
 
 
 def _names(server: Server, kind: str) -> list[str]:

@@ -277,7 +277,7 @@ class InstallView(BenchActionView):
                 manufacturer=form.cleaned_data["manufacturer"],
                 connector_kind=next((c["kind"] for c in cells if c["name"].lower() == target.lower()), ""),
             )
-            installation = services.install(
+            installation = services.server_install(
                 server=self.server, actor=self.request.user, component=component, connector_name=target
             )
         except DomainError as error:
@@ -343,7 +343,7 @@ class RemoveView(_InstallationActionView):
         return RemoveForm(self.request.POST, auto_id=f"remove{pk}_%s")
 
     def change(self, form: forms.Form, installation: Installation) -> str:
-        services.remove(
+        services.server_remove(
             installation=installation, actor=self.request.user, reason=form.cleaned_data["reason"]
         )
         return f"Removed {installation.component.serial} from {installation.connector.name}."
@@ -360,7 +360,7 @@ class MoveView(_InstallationActionView):
         return MoveForm(self.request.POST, free=free, auto_id=f"move{pk}_%s")
 
     def change(self, form: forms.Form, installation: Installation) -> str:
-        moved = services.move(
+        moved = services.server_move(
             server=self.server,
             actor=self.request.user,
             component=installation.component,

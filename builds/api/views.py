@@ -188,7 +188,7 @@ class ServerViewSet(
             )
             for serial in payload.validated_data["serials"]
         ]
-        services.allocate(
+        services.server_allocate(
             server=server,
             actor=request.user,
             components=components,
@@ -216,7 +216,7 @@ class ServerViewSet(
             manufacturer=data["manufacturer"],
             connector_kind=connector_kind(server, data["connector"]),
         )
-        installation = services.install(
+        installation = services.server_install(
             server=server, actor=request.user, component=component, connector_name=data["connector"]
         )
         return Response(_installation(installation, request), status=status.HTTP_201_CREATED)
@@ -245,7 +245,7 @@ class ServerViewSet(
                 missing=[f"{component.serial} installed in {server.hostname}"],
                 code="not_installed",
             )
-        removed = services.remove(
+        removed = services.server_remove(
             installation=installation, actor=request.user, reason=payload.validated_data["reason"]
         )
         return Response(_installation(removed, request))
@@ -266,7 +266,7 @@ class ServerViewSet(
             manufacturer=payload.validated_data["manufacturer"],
             connector_kind=connector_kind(server, payload.validated_data["to_connector"]),
         )
-        installation = services.move(
+        installation = services.server_move(
             server=server,
             actor=request.user,
             component=component,

@@ -31,8 +31,8 @@ from builds.selectors import connector_map
 from builds.services import (
     connector_blacklist,
     find_component,
-    install,
     server_assign_partner,
+    server_install,
     server_start_assembly,
     servers_create_for_order,
 )
@@ -119,7 +119,7 @@ def make_build(tenants: Any, *, partner: Any = None, prefix: str = "1652", gpus_
 
 
 def installed(build: Build, serial: str, connector: str, user: Any) -> Installation:
-    return install(
+    return server_install(
         server=build.server,
         actor=user,
         component=find_component(serial=serial, user=user),

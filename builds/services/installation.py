@@ -1,0 +1,210 @@
+"""Installation, scanner-first: a serial into a named connector, out again, or moved, with its history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from builds.choices import (
+    KINDS_FOR_CATEGORY,
+    ConnectorKind,
+)
+from builds.models import (
+    Allocation,
+    Connector,
+    ConnectorBlacklist,
+    Installation,
+    Server,
+)
+from builds.services.allocation import server_allocate
+from builds.services.servers import lock_server, require_open
+from inventory.choices import ComponentStatus
+from inventory.models import Component
+from inventory.services import component_move
+from werkbank.audit import audit, user_or_none
+from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
+
+
+def _connector(server: Server, name: str, *, field: str = "connector") -> Connector:
+    connector = (
+        Connector.objects.select_for_update().filter(server=server, name__iexact=(name or "").strip()).first()
+    )
+    if connector is None:
+        raise InvalidInput(field, f"{server.hostname} has no connector named {name!r}.")
+    return connector
+
+
+def _check_usable(connector: Connector) -> None:
+    blacklist = ConnectorBlacklist.objects.filter(connector=connector).first()
+    if blacklist is not None:
+        raise RuleViolation(
+            f"Connector {connector.name} of {connector.server.hostname} is blacklisted: "
+            f'"{blacklist.reason}". '
+            "It stays unused for the machine's whole life.",
+            missing=["a connector that is not blacklisted"],
+            code="connector_blacklisted",
+        )
+    occupant = (
+        Installation.objects.filter(connector=connector, removed_at__isnull=True)
+        .select_related("component")
+        .first()
+    )
+    if occupant is not None:
+        raise RuleViolation(
+            f"Connector {connector.name} already holds {occupant.component.serial}.",
+            missing=[f"a free connector for the component (or remove {occupant.component.serial} first)"],
+            code="connector_occupied",
+        )
+
+
+def _check_kind(component: Component, connector: Connector) -> None:
+    allowed = KINDS_FOR_CATEGORY.get(component.part.category, frozenset())
+    if connector.kind not in allowed:
+        names = ", ".join(ConnectorKind(kind).label for kind in sorted(allowed)) or "no connector"
+        raise InvalidInput(
+            "connector",
+            f"{connector.name} is a {connector.get_kind_display()}; "
+            f"a {component.part.get_category_display()} "
+            f"goes into: {names}.",
+        )
+
+
+def find_component(*, serial: str, user: Any, manufacturer: str = "", connector_kind: str = "") -> Component:
+    """The component with this serial among those the user may see; 404-style error otherwise.
+
+    Serials match in any letter case (serial identity: inventory.serials). When several manufacturers
+    printed the serial, the connector's kind narrows them to the parts it takes; what is still ambiguous
+    needs `manufacturer`: without it a 400 names the field and lists the manufacturers, of the components
+    this user may see only.
+    """
+    serial, manufacturer = (serial or "").strip(), (manufacturer or "").strip()
+    found = Component.objects.visible_to(user).with_serial(serial).select_related("part", "lot")
+    if manufacturer:
+        found = found.filter(manufacturer__iexact=manufacturer)
+    candidates = list(found.order_by("manufacturer"))
+    if not candidates:
+        raise UnknownSerial(serial, manufacturer=manufacturer)
+    if len(candidates) > 1 and connector_kind:
+        fitting = [c for c in candidates if connector_kind in KINDS_FOR_CATEGORY.get(c.part.category, ())]
+        candidates = fitting or candidates
+    if len(candidates) > 1:
+        names = ", ".join(component.manufacturer for component in candidates)
+        raise InvalidInput(
+            "manufacturer",
+            f"serial {serial} is printed by {len(candidates)} manufacturers ({names}); say which one.",
+        )
+    return candidates[0]
+
+
+class UnknownSerial(UnknownObject):
+    """A scanned serial that is not in stock anywhere the user can see (HTTP 404)."""
+
+    def __init__(self, serial: str, *, manufacturer: str = "") -> None:
+        of = f" from {manufacturer!r}" if manufacturer else ""
+        super().__init__("serial", f"no component with serial {serial!r}{of}.")
+        self.serial = serial
+
+
+@transaction.atomic
+def server_install(*, server: Server, actor: Any, component: Component, connector_name: str) -> Installation:
+    """Put a component into a named connector, scanner-first. A component in stock is allocated on the way
+    (with the same-lot rule); one allocated to another server is refused, naming that server."""
+    locked_server = lock_server(server)
+    require_open(locked_server)
+    connector = _connector(locked_server, connector_name)
+    component = (
+        Component.objects.select_for_update(of=("self",)).select_related("part", "lot").get(pk=component.pk)
+    )
+    _check_kind(component, connector)
+    _check_usable(connector)
+    allocation = (
+        Allocation.objects.filter(component=component, released_at__isnull=True)
+        .select_related("server")
+        .first()
+    )
+    if allocation is None:
+        server_allocate(server=locked_server, actor=actor, components=[component])
+    elif allocation.server_id != locked_server.pk:
+        raise RuleViolation(
+            f"{component.part.mpn} {component.serial} is allocated to server {allocation.server.hostname}, "
+            f"not to {locked_server.hostname}.",
+            missing=[f"a {component.part.mpn} allocated to {locked_server.hostname}"],
+            code="component_taken",
+        )
+    elif Installation.objects.filter(component=component, removed_at__isnull=True).exists():
+        current = Installation.objects.get(component=component, removed_at__isnull=True)
+        raise RuleViolation(
+            f"{component.serial} is already installed in {current.connector.name}; move it instead.",
+            code="component_installed",
+        )
+    installation = Installation.objects.create(
+        server=locked_server, connector=connector, component=component, installed_by=user_or_none(actor)
+    )
+    component_move(
+        components=[component],
+        actor=actor,
+        to_status=ComponentStatus.INSTALLED,
+        reason=f"Installed in {locked_server.hostname} {connector.name}",
+        location=f"{locked_server.hostname} {connector.name}",
+    )
+    audit(
+        actor=actor,
+        verb="server.install",
+        obj=locked_server,
+        after={"serial": component.serial, "connector": connector.name},
+    )
+    return installation
+
+
+@transaction.atomic
+def server_remove(*, installation: Installation, actor: Any, reason: str) -> Installation:
+    """Take a component out of its connector, with a reason. It stays allocated to the server."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput("reason", "a removal needs a reason.")
+    # Lock in the same order as install: the server first, then the installation row alone.
+    lock_server(installation.server)
+    locked = (
+        Installation.objects.select_for_update(of=("self",))
+        .select_related("server", "connector", "component")
+        .get(pk=installation.pk)
+    )
+    require_open(locked.server)
+    if locked.removed_at is not None:
+        raise RuleViolation(f"{locked.component.serial} was already removed from {locked.connector.name}.")
+    locked.removed_at, locked.removed_by, locked.removal_reason = timezone.now(), user_or_none(actor), reason
+    locked.save(update_fields=["removed_at", "removed_by", "removal_reason"])
+    component_move(
+        components=[locked.component],
+        actor=actor,
+        to_status=ComponentStatus.ALLOCATED,
+        reason=f"Removed from {locked.server.hostname} {locked.connector.name}: {reason}",
+        location=f"Allocated to {locked.server.hostname}",
+    )
+    audit(
+        actor=actor,
+        verb="server.remove",
+        obj=locked.server,
+        after={"serial": locked.component.serial, "connector": locked.connector.name},
+        note=reason,
+    )
+    return locked
+
+
+@transaction.atomic
+def server_move(
+    *, server: Server, actor: Any, component: Component, to_connector_name: str, reason: str
+) -> Installation:
+    """A move is a removal plus an installation, in one transaction."""
+    current = Installation.objects.filter(server=server, component=component, removed_at__isnull=True).first()
+    if current is None:
+        raise RuleViolation(
+            f"{component.serial} is not installed in {server.hostname}.", code="not_installed"
+        )
+    target = _connector(lock_server(server), to_connector_name, field="to_connector")
+    _check_kind(component, target)
+    _check_usable(target)
+    server_remove(installation=current, actor=actor, reason=reason)
+    return server_install(server=server, actor=actor, component=component, connector_name=target.name)

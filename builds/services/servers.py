@@ -1,0 +1,208 @@
+"""Servers: one per unit of an order, connectors copied from the chassis layout; assignment, status."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.db import transaction
+
+from builds.choices import (
+    BENCH_OPEN,
+    SERVER_TRANSITIONS,
+    ServerStatus,
+)
+from builds.models import (
+    ChassisLayout,
+    Connector,
+    Installation,
+    Server,
+)
+from inventory.choices import PartCategory
+from orders.models import Order
+from werkbank.audit import audit
+from werkbank.choices import OrganizationKind
+from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.models import Organization
+from werkbank.transitions import require_transition
+
+
+def _chassis_layout(order: Order) -> ChassisLayout | None:
+    line = (
+        order.configuration.lines.filter(part__category=PartCategory.CHASSIS).select_related("part").first()
+    )
+    return ChassisLayout.objects.filter(chassis=line.part).first() if line else None
+
+
+@transaction.atomic
+def servers_create_for_order(*, order: Order, actor: Any) -> list[Server]:
+    """One server per unit of the order, each with its own connectors copied from the chassis layout.
+
+    Idempotent: existing units are kept, missing ones are added, and servers created before their chassis
+    had a layout get the layout's connectors now.
+    """
+    locked = Order.objects.select_for_update(of=("self",)).select_related("configuration").get(pk=order.pk)
+    layout = _chassis_layout(locked)
+    existing = set(locked.servers.values_list("sequence", flat=True))
+    created = []
+    if layout is not None:
+        for server in locked.servers.filter(connectors__isnull=True):
+            _copy_connectors(server, layout)
+    for sequence in range(1, locked.server_count + 1):
+        if sequence in existing:
+            continue
+        server = Server.objects.create(
+            order=locked,
+            sequence=sequence,
+            hostname=f"{locked.reference.lower()}-{sequence:02d}",
+            asset_tag=f"{locked.reference}-{sequence:02d}",
+        )
+        if layout is not None:
+            _copy_connectors(server, layout)
+        audit(
+            actor=actor,
+            verb="server.create",
+            obj=server,
+            after={"order": locked.reference, "sequence": sequence},
+        )
+        created.append(server)
+    return created
+
+
+def _copy_connectors(server: Server, layout: ChassisLayout) -> None:
+    Connector.objects.bulk_create(
+        Connector(
+            server=server,
+            name=c.name,
+            kind=c.kind,
+            position=c.position,
+            numa_node=c.numa_node,
+            pcie_gen=c.pcie_gen,
+            pcie_lanes=c.pcie_lanes,
+            cooling_block=c.cooling_block,
+        )
+        for c in layout.connectors.all()
+    )
+
+
+def lock_server(server: Server) -> Server:
+    return (
+        Server.objects.select_for_update(of=("self",))
+        .select_related("order__customer", "partner")
+        .get(pk=server.pk)
+    )
+
+
+def _server_transition(*, server: Server, actor: Any, target: str, verb: str, note: str = "") -> Server:
+    locked = lock_server(server)
+    require_transition(
+        transitions=SERVER_TRANSITIONS,
+        choices=ServerStatus,
+        current=locked.status,
+        target=target,
+        subject=f"Server {locked.hostname}",
+        verb=verb,
+    )
+    before = locked.status
+    locked.status = target
+    locked.save(update_fields=["status"])
+    audit(
+        actor=actor,
+        verb=f"server.{verb}",
+        obj=locked,
+        before={"status": before},
+        after={"status": target},
+        note=note,
+    )
+    return locked
+
+
+@transaction.atomic
+def server_assign_partner(*, server: Server, actor: Any, partner: Organization) -> Server:
+    """Give the build to an assembly partner; from now on its members see the server on their bench."""
+    if partner.kind != OrganizationKind.PARTNER:
+        raise InvalidInput("partner", f"{partner.name} is not an assembly partner.")
+    locked = lock_server(server)
+    if locked.status not in BENCH_OPEN:
+        raise RuleViolation(
+            f"Server {locked.hostname} is {locked.get_status_display().lower()}: "
+            "its build can no longer move "
+            "to another partner.",
+            code="server_not_open",
+        )
+    before = locked.partner.name if locked.partner else None
+    locked.partner = partner
+    locked.save(update_fields=["partner"])
+    audit(
+        actor=actor,
+        verb="server.assign",
+        obj=locked,
+        before={"partner": before},
+        after={"partner": partner.name},
+    )
+    return locked
+
+
+@transaction.atomic
+def server_start_assembly(*, server: Server, actor: Any, note: str = "") -> Server:
+    """planned (or burn_in_failed, for rework) → assembling: needs an assigned partner."""
+    if server.partner_id is None:
+        raise RuleViolation(
+            f"Server {server.hostname} has no assembly partner yet.", missing=["an assigned assembly partner"]
+        )
+    return _server_transition(
+        server=server, actor=actor, target=ServerStatus.ASSEMBLING, verb="start_assembly", note=note
+    )
+
+
+def assembly_gaps(server: Server) -> list[str]:
+    """What stands between the server and `assembled`: missing steps, uninstalled BOM, blacklisted use."""
+    gaps = []
+    logged = set(server.steps.values_list("kind", flat=True))
+    for item in server.order.configuration.checklist.all():
+        if item.kind not in logged:
+            gaps.append(f"build step not logged: {item.get_kind_display()}")
+    installed = Counter(
+        Installation.objects.filter(server=server, removed_at__isnull=True).values_list(
+            "component__part_id", flat=True
+        )
+    )
+    for line in server.order.configuration.lines.select_related("part"):
+        have = installed.get(line.part_id, 0)
+        if have < line.quantity:
+            gaps.append(f"{line.quantity - have} of {line.quantity} {line.part.mpn} not installed")
+    on_blacklisted = Installation.objects.filter(
+        server=server, removed_at__isnull=True, connector__blacklist__isnull=False
+    ).select_related("component", "connector")
+    gaps += [
+        f"{inst.component.serial} sits in blacklisted connector {inst.connector.name}"
+        for inst in on_blacklisted
+    ]
+    return gaps
+
+
+@transaction.atomic
+def server_mark_assembled(*, server: Server, actor: Any, note: str = "") -> Server:
+    """assembling → assembled, once every required step is logged, every BOM line is installed, and no
+    component sits on a blacklisted connector."""
+    locked = lock_server(server)
+    gaps = assembly_gaps(locked)
+    if gaps:
+        raise RuleViolation(
+            f"Server {locked.hostname} is not assembled yet: " + "; ".join(gaps) + ".",
+            missing=gaps,
+            code="assembly_incomplete",
+        )
+    return _server_transition(
+        server=locked, actor=actor, target=ServerStatus.ASSEMBLED, verb="mark_assembled", note=note
+    )
+
+
+def require_open(server: Server) -> None:
+    if server.status not in BENCH_OPEN:
+        raise RuleViolation(
+            f"Server {server.hostname} is {server.get_status_display().lower()}: "
+            "its components can no longer change.",
+            missing=["server status planned, assembling or burn-in failed"],
+            code="server_not_open",
+        )
