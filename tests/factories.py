@@ -191,3 +191,33 @@ def make_servers(order: Order, *, status: str = "planned") -> list:
         )
         for n in range(1, order.server_count + 1)
     )
+
+
+def receive_stock(
+    *,
+    deliver_to: Organization | None,
+    lots: dict[str, list[str]],
+    part: Part | None = None,
+    quantity: int | None = None,
+    origin: str = "TW",
+    date_code: str = "2526",
+) -> PurchaseOrder:
+    """Serials in stock: a sent PO with one line of `part` (for `quantity`, by default exactly the serials),
+    delivered to `deliver_to`'s workshop and received lot by lot through the inventory services, as a
+    scanner gives them."""
+    from inventory.packing import parse_scanner
+    from inventory.services import po_line_receive
+
+    serials = sum(len(each) for each in lots.values())
+    po = make_po(deliver_to=deliver_to, part=part, quantity=quantity or serials)
+    line, pm = po.lines.get(), make_pm()
+    for lot_code, lot_serials in lots.items():
+        po_line_receive(
+            line=line,
+            actor=pm,
+            lot_code=lot_code,
+            date_code=date_code,
+            origin=origin,
+            packing=parse_scanner("\n".join(lot_serials)),
+        )
+    return po

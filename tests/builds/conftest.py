@@ -29,8 +29,6 @@ from builds.models import (
 from builds.services import server_assign_partner, servers_create_for_order
 from inventory.choices import PartCategory
 from inventory.models import StockMovement
-from inventory.packing import parse_scanner
-from inventory.services import po_line_receive
 from tests import factories
 from tests.conftest import Tenants, api_client
 from werkbank.models import AuditEvent
@@ -69,21 +67,6 @@ class Bench:
         return (server or self.server).connectors.get(name=name)
 
 
-def receive(*, part: Any, partner: Any, lots: dict[str, list[str]]) -> None:
-    """Book serials into P's workshop through the inventory services, one lot at a time."""
-    pm = factories.make_pm()
-    line = factories.make_po(deliver_to=partner, part=part, quantity=sum(map(len, lots.values()))).lines.get()
-    for lot_code, serials in lots.items():
-        po_line_receive(
-            line=line,
-            actor=pm,
-            lot_code=lot_code,
-            date_code="2526",
-            origin="TW",
-            packing=parse_scanner("\n".join(serials)),
-        )
-
-
 @pytest.fixture
 def bench(tenants: Tenants) -> Bench:
     gpu = factories.PartFactory(name="RTX 5090 32 GB")
@@ -114,9 +97,9 @@ def bench(tenants: Tenants) -> Bench:
     (server_q,) = servers_create_for_order(order=order_b, actor=tenants.pm)
     server_assign_partner(server=server_q, actor=tenants.pm, partner=tenants.partner_q)
 
-    receive(part=gpu, partner=tenants.partner_p, lots={"L1": GPUS_L1, "L2": [GPU_L2]})
-    receive(part=dimm, partner=tenants.partner_p, lots={"L-DIMM": DIMMS})
-    receive(part=chassis, partner=tenants.partner_p, lots={"L-CHS": [CHASSIS]})
+    factories.receive_stock(part=gpu, deliver_to=tenants.partner_p, lots={"L1": GPUS_L1, "L2": [GPU_L2]})
+    factories.receive_stock(part=dimm, deliver_to=tenants.partner_p, lots={"L-DIMM": DIMMS})
+    factories.receive_stock(part=chassis, deliver_to=tenants.partner_p, lots={"L-CHS": [CHASSIS]})
     return Bench(
         t=tenants,
         order=order,

@@ -7,8 +7,6 @@ import pytest
 from builds.models import Allocation, Installation
 from inventory.choices import ComponentStatus
 from inventory.models import Component
-from inventory.packing import parse_scanner
-from inventory.services import po_line_receive
 from tests import factories
 from tests.builds.conftest import (
     DIMMS,
@@ -268,15 +266,7 @@ def test_mixed_gpu_lots_need_a_pm_override(bench):
 def test_a_part_off_the_bill_of_materials_is_refused(bench):
     """Only parts of the order's configuration go into its servers."""
     stray = factories.PartFactory(mpn="STRAY-GPU")
-    po = factories.make_po(deliver_to=bench.t.partner_p, quantity=1, part=stray)
-    po_line_receive(
-        line=po.lines.get(),
-        actor=bench.t.pm,
-        lot_code="L-STRAY",
-        date_code="2526",
-        origin="TW",
-        packing=parse_scanner("STRAY-1"),
-    )
+    factories.receive_stock(deliver_to=bench.t.partner_p, part=stray, lots={"L-STRAY": ["STRAY-1"]})
     before = snapshot()
 
     response = post(bench.t.user_p, bench.url("install/"), {"serial": "STRAY-1", "connector": "PCIe-1"})
@@ -289,15 +279,7 @@ def test_a_part_off_the_bill_of_materials_is_refused(bench):
 
 def test_stock_at_another_partners_workshop_is_refused(bench):
     """A component held by partner Q's workshop cannot go into a server that partner P builds."""
-    po = factories.make_po(deliver_to=bench.t.partner_q, quantity=1, part=bench.gpu)
-    po_line_receive(
-        line=po.lines.get(),
-        actor=bench.t.pm,
-        lot_code="L-Q",
-        date_code="2526",
-        origin="TW",
-        packing=parse_scanner("AT-Q-1"),
-    )
+    factories.receive_stock(deliver_to=bench.t.partner_q, part=bench.gpu, lots={"L-Q": ["AT-Q-1"]})
     before = snapshot()
 
     response = post(bench.t.pm, bench.url("install/"), {"serial": "AT-Q-1", "connector": "PCIe-1"})

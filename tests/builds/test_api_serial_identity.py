@@ -8,7 +8,7 @@ import pytest
 from builds.models import Allocation, Installation
 from inventory.choices import PartCategory
 from tests import factories
-from tests.builds.conftest import post, receive, snapshot
+from tests.builds.conftest import post, snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -33,8 +33,8 @@ def test_a_scan_in_lower_case_finds_the_component(bench):
 def shared(bench):
     """SN-SHARED is printed by NVIDIA (a GPU on the BOM) and by PNY (a GPU off it), both at P's workshop."""
     pny = factories.PartFactory(manufacturer="PNY", name="RTX 5090 PNY")
-    receive(part=bench.gpu, partner=bench.t.partner_p, lots={"L-SHARED": ["SN-SHARED"]})
-    receive(part=pny, partner=bench.t.partner_p, lots={"L-PNY": ["sn-shared"]})
+    factories.receive_stock(part=bench.gpu, deliver_to=bench.t.partner_p, lots={"L-SHARED": ["SN-SHARED"]})
+    factories.receive_stock(part=pny, deliver_to=bench.t.partner_p, lots={"L-PNY": ["sn-shared"]})
     return bench
 
 
@@ -68,8 +68,8 @@ def test_the_same_serial_from_two_manufacturers_needs_the_manufacturer(shared):
 
 
 def test_the_connectors_kind_tells_a_dimm_from_a_gpu(bench):
-    receive(part=bench.gpu, partner=bench.t.partner_p, lots={"L-K": ["SN-KIND"]})
-    receive(part=bench.dimm, partner=bench.t.partner_p, lots={"L-K": ["SN-KIND"]})
+    factories.receive_stock(part=bench.gpu, deliver_to=bench.t.partner_p, lots={"L-K": ["SN-KIND"]})
+    factories.receive_stock(part=bench.dimm, deliver_to=bench.t.partner_p, lots={"L-K": ["SN-KIND"]})
     response = post(bench.t.user_p, bench.url("install/"), {"serial": "sn-kind", "connector": "DIMM-A1"})
     assert response.status_code == 201, response.json()
     assert Installation.objects.get(connector__name="DIMM-A1").component.part == bench.dimm
@@ -86,10 +86,10 @@ def test_the_connectors_kind_tells_a_dimm_from_a_gpu(bench):
 
 def test_the_manufacturers_named_are_only_those_the_user_may_see(bench):
     q_gpu = factories.PartFactory(manufacturer="Quelle Cards", name="Q's own GPU")
-    receive(part=bench.gpu, partner=bench.t.partner_p, lots={"L-V": ["SN-VIS"]})
-    receive(part=bench.dimm, partner=bench.t.partner_p, lots={"L-V": ["SN-VIS"]})
-    receive(part=q_gpu, partner=bench.t.partner_q, lots={"L-Q": ["SN-VIS", "SN-ONLY-P"]})
-    receive(part=bench.gpu, partner=bench.t.partner_p, lots={"L-W": ["SN-ONLY-P"]})
+    factories.receive_stock(part=bench.gpu, deliver_to=bench.t.partner_p, lots={"L-V": ["SN-VIS"]})
+    factories.receive_stock(part=bench.dimm, deliver_to=bench.t.partner_p, lots={"L-V": ["SN-VIS"]})
+    factories.receive_stock(part=q_gpu, deliver_to=bench.t.partner_q, lots={"L-Q": ["SN-VIS", "SN-ONLY-P"]})
+    factories.receive_stock(part=bench.gpu, deliver_to=bench.t.partner_p, lots={"L-W": ["SN-ONLY-P"]})
 
     response = post(bench.t.user_p, bench.url("allocate/"), {"serials": ["SN-VIS"]})
     assert response.status_code == 400
@@ -104,7 +104,7 @@ def test_the_manufacturers_named_are_only_those_the_user_may_see(bench):
 
 def test_a_pm_sees_every_workshop_so_the_pm_is_asked(bench):
     q_gpu = factories.PartFactory(category=PartCategory.GPU, manufacturer="Quelle Cards")
-    receive(part=q_gpu, partner=bench.t.partner_q, lots={"L-Q": ["GPU-L1-3"]})
+    factories.receive_stock(part=q_gpu, deliver_to=bench.t.partner_q, lots={"L-Q": ["GPU-L1-3"]})
     response = post(bench.t.pm, bench.url("install/"), {"serial": "GPU-L1-3", "connector": "PCIe-2"})
     assert response.status_code == 400
     assert "(NVIDIA, Quelle Cards)" in response.json()["manufacturer"][0]

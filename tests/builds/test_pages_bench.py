@@ -37,8 +37,6 @@ from builds.services import (
     servers_create_for_order,
 )
 from inventory.choices import PartCategory
-from inventory.packing import parse_scanner
-from inventory.services import po_line_receive
 from tests import factories
 from werkbank.models import AuditEvent
 
@@ -70,19 +68,6 @@ class Build:
     chassis_serial: str
 
 
-def receive(*, partner: Any, part: Any, serials: list[str], lot: str) -> None:
-    """Serials in stock at the partner's workshop, received on a PO as the scanner would give them."""
-    po = factories.make_po(deliver_to=partner, quantity=len(serials), part=part)
-    po_line_receive(
-        line=po.lines.get(),
-        actor=factories.make_pm(),
-        lot_code=lot,
-        date_code="2526",
-        origin="DE",
-        packing=parse_scanner("\n".join(serials)),
-    )
-
-
 def make_build(tenants: Any, *, partner: Any = None, prefix: str = "1652", gpus_in_stock: int = 3) -> Build:
     """One server of customer A's order, built by `partner` (P by default): a chassis bay and four GPU
     slots in two cooling blocks, a BOM of 1 chassis + 2 GPUs, and a QC sign-off on the checklist."""
@@ -110,9 +95,9 @@ def make_build(tenants: Any, *, partner: Any = None, prefix: str = "1652", gpus_
     [server] = servers_create_for_order(order=order, actor=tenants.pm)
     server_assign_partner(server=server, actor=tenants.pm, partner=partner)
     gpu_serials = [f"{prefix}0002431{index}" for index in range(gpus_in_stock)]
-    receive(partner=partner, part=gpu, serials=gpu_serials, lot="L-2291")
+    factories.receive_stock(deliver_to=partner, part=gpu, lots={"L-2291": gpu_serials}, origin="DE")
     chassis_serial = f"CH{prefix}01"
-    receive(partner=partner, part=chassis, serials=[chassis_serial], lot="L-CH-1")
+    factories.receive_stock(deliver_to=partner, part=chassis, lots={"L-CH-1": [chassis_serial]}, origin="DE")
     return Build(
         server=Server.objects.get(pk=server.pk), gpu_serials=gpu_serials, chassis_serial=chassis_serial
     )
@@ -476,7 +461,7 @@ def test_a_serial_two_manufacturers_printed_asks_for_the_manufacturer(tenants):
     build = make_build(tenants)
     serial = build.gpu_serials[0]
     other = factories.PartFactory(category=PartCategory.GPU, manufacturer="PNY")
-    receive(partner=tenants.partner_p, part=other, serials=[serial], lot="L-PNY")
+    factories.receive_stock(deliver_to=tenants.partner_p, part=other, lots={"L-PNY": [serial]}, origin="DE")
     client = logged_in(tenants.user_p)
     url = f"/bench/servers/{build.server.pk}/install/"
 

@@ -86,8 +86,6 @@ def bench_build(tenants: Any) -> BenchBuild:
     from builds.models import ChassisLayout, LayoutConnector
     from builds.services import server_assign_partner, servers_create_for_order
     from inventory.choices import PartCategory
-    from inventory.packing import parse_scanner
-    from inventory.services import po_line_receive
     from tests import factories
 
     gpu = factories.PartFactory(category=PartCategory.GPU, mpn="RTX-PRO-6000-MQ")
@@ -110,13 +108,5 @@ def bench_build(tenants: Any) -> BenchBuild:
     [server] = servers_create_for_order(order=order, actor=tenants.pm)
     server_assign_partner(server=server, actor=tenants.pm, partner=tenants.partner_p)
     serials = ["1652024031337", "1652024031338"]
-    po = factories.make_po(deliver_to=tenants.partner_p, quantity=len(serials), part=gpu)
-    po_line_receive(
-        line=po.lines.get(),
-        actor=tenants.pm,
-        lot_code="L-2291",
-        date_code="2526",
-        origin="DE",
-        packing=parse_scanner("\n".join(serials)),
-    )
+    factories.receive_stock(deliver_to=tenants.partner_p, part=gpu, lots={"L-2291": serials}, origin="DE")
     return BenchBuild(server=server, serials=serials, user=tenants.user_p)

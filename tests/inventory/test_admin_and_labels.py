@@ -9,8 +9,6 @@ from pypdf import PdfReader
 
 from inventory.choices import PurchaseOrderStatus
 from inventory.models import BatchLot
-from inventory.packing import parse_scanner
-from inventory.services import po_line_receive
 from tests import factories
 from tests.conftest import api_client
 
@@ -19,16 +17,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def received(tenants):
-    po = factories.make_po(deliver_to=tenants.partner_p, quantity=30)
     serials = [f"LBL-{i:03d}" for i in range(30)]
-    po_line_receive(
-        line=po.lines.get(),
-        actor=tenants.pm,
-        lot_code="L-LBL",
-        date_code="2526",
-        origin="TW",
-        packing=parse_scanner("\n".join(serials)),
-    )
+    po = factories.receive_stock(deliver_to=tenants.partner_p, lots={"L-LBL": serials})
     return po, serials
 
 

@@ -27,8 +27,6 @@ from builds.models import (
 )
 from builds.services import server_assign_partner, servers_create_for_order
 from inventory.models import BatchLot, Component, StockMovement
-from inventory.packing import parse_scanner
-from inventory.services import po_line_receive
 from orders.choices import OrderStatus
 from orders.models import Workload
 from orders.services import TRANSITION_SERVICES
@@ -68,14 +66,8 @@ def world(tenants: Tenants, settings: Any, tmp_path: Any) -> World:
     Workload.objects.create(order=order_a, preset="llama-3.1-8b", context_tokens=8192)
     # A PO delivered to partner P's workshop, partly received: P may see it; Q, customers and others not.
     gpu_a = order_a.configuration.lines.get(part__category="gpu").part  # installable in order A's servers
-    po_p = factories.make_po(deliver_to=tenants.partner_p, quantity=4, part=gpu_a)
-    po_line_receive(
-        line=po_p.lines.get(),
-        actor=tenants.pm,
-        lot_code="L-P",
-        date_code="2526",
-        origin="TW",
-        packing=parse_scanner("P-SERIAL-1\nP-SERIAL-2"),
+    po_p = factories.receive_stock(
+        deliver_to=tenants.partner_p, part=gpu_a, quantity=4, lots={"L-P": ["P-SERIAL-1", "P-SERIAL-2"]}
     )
     return World(
         t=tenants, order_a=order_a, order_b=order_b, part=order_a.configuration.lines.first().part, po_p=po_p
