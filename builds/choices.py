@@ -1,4 +1,4 @@
-"""Server statuses with their transition map (DESIGN.md, Lifecycle), connector kinds and build steps."""
+"""Server statuses with their transition map (README.md, Lifecycle), connector kinds and build steps."""
 
 from django.db import models
 

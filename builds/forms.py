@@ -192,7 +192,7 @@ class BlacklistForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         measurements = dict(data.get("measurements") or {})
-        # SI units in the names (DESIGN.md): bandwidth in GB/s, as the probe reports it.
+        # SI units in the names: bandwidth in GB/s, as the probe reports it.
         if data.get("measured_gbps") is not None:
             measurements["h2d_gbps"] = float(data["measured_gbps"])
         if data.get("expected_gbps") is not None:

@@ -1,4 +1,4 @@
-"""Order statuses and their transition map (DESIGN.md, Lifecycle)."""
+"""Order statuses and their transition map (README.md, Lifecycle)."""
 
 from django.db import models
 

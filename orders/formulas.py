@@ -20,7 +20,7 @@ import math
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-#: H = 730 = 8760/12 hours per month. Vast's host docs use 720; we fix 730 (reference §4, DESIGN.md).
+#: H = 730 = 8760/12 hours per month. Vast's host docs use 720; we fix 730 (reference §4).
 HOURS_PER_MONTH = 730
 
 GB = 10**9
@@ -96,7 +96,7 @@ def _set(obj: Any, **values: Any) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class ROIInputs:
-    """Inputs of the ROI gate for one server (reference §4; DESIGN.md "ROI gate").
+    """Inputs of the ROI gate for one server (reference §4).
 
     ``power_active_kw`` and ``power_idle_kw`` are the whole server at the wall under full load and at
     idle, so the reference's per-GPU ``P_base + N·(U·p_act + (1−U)·p_idle)`` becomes
@@ -598,7 +598,7 @@ def sizing(inputs: SizingInputs) -> SizingResult:
     )
 
 
-# --- Power budget (reference §5; DESIGN.md; seeds 000, 001, 003) -------------------------------------------
+# --- Power budget (reference §5; seeds 000, 001, 003) ------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)

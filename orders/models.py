@@ -62,7 +62,7 @@ class ServerConfiguration(models.Model):
 
     @property
     def usable_psu_w(self) -> int:
-        """(installed − redundant) × rating: 5 × 1600 W in N+1 gives 6400 W (DESIGN.md, power budget)."""
+        """(installed − redundant) × rating: 5 × 1600 W in N+1 gives 6400 W (the power budget)."""
         return (self.psu_count - self.psu_redundant) * self.psu_rating_w
 
 

@@ -378,7 +378,7 @@ def test_dtype_sizes():
 
 
 def test_five_1600_w_psus_in_n_plus_1_give_6400_w():
-    # DESIGN.md / seed 001: 6400 W (3+1)… and 5 × 1600 W N+1.
+    # Seed 001: 6400 W (3+1)… and 5 × 1600 W N+1.
     result = power_budget(PowerInputs(psu_count=5, psu_rating_w=1600, redundant=1, load_w=4000))
     assert result.installed_w == 8000
     assert result.usable_w == 6400
