@@ -50,8 +50,7 @@ def _transition(
     gate_missing = gates.missing_for(order=locked, target=target)
     if gate_missing:
         raise RuleViolation(
-            f"Order {locked.reference} cannot {verb.replace('_', ' ')}: "
-            f"{len(gate_missing)} thing(s) missing. " + " ".join(gate_missing),
+            f"Order {locked.reference} cannot {verb.replace('_', ' ')} yet. " + " ".join(gate_missing),
             missing=gate_missing,
             code="order_gate",
         )
