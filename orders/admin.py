@@ -17,6 +17,7 @@ from django.utils.safestring import mark_safe
 from orders.choices import REASON_REQUIRED, OrderStatus
 from orders.models import (
     ROI_INPUT_FIELDS,
+    WORKLOAD_FIELDS,
     ConfigurationLine,
     Order,
     ROIAssessment,
@@ -26,7 +27,6 @@ from orders.models import (
 from orders.selectors import ROI_OUTPUT_LABELS, order_gate_report, transition_checks
 from orders.services import (
     TRANSITION_SERVICES,
-    WORKLOAD_FIELDS,
     configuration_create,
     configuration_update,
     order_create,

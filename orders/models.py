@@ -354,6 +354,23 @@ class WorkloadQuerySet(VisibleToQuerySet):
         return self.filter(order__customer__in=member_organizations(user, kind=OrganizationKind.CUSTOMER))
 
 
+#: What describes a workload, in the order the forms, the API and the audit trail give it: the one list.
+WORKLOAD_FIELDS = (
+    "preset",
+    "params_b",
+    "layers",
+    "kv_heads",
+    "head_dim",
+    "mla_latent_dim",
+    "weights_dtype",
+    "kv_dtype",
+    "context_tokens",
+    "concurrency",
+    "tensor_parallel_gpus",
+    "overhead_fraction",
+)
+
+
 class Workload(models.Model):
     """The model the customer will run, for the VRAM sizing check: a preset or an explicit architecture."""
 

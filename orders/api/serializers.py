@@ -11,6 +11,7 @@ from inventory.models import Part
 from orders.choices import ModelPreset
 from orders.models import (
     ROI_STORED_INPUTS,
+    WORKLOAD_FIELDS,
     ConfigurationLine,
     Order,
     ROIAssessment,
@@ -227,21 +228,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Workload
-        fields = [
-            "preset",
-            "params_b",
-            "layers",
-            "kv_heads",
-            "head_dim",
-            "mla_latent_dim",
-            "weights_dtype",
-            "kv_dtype",
-            "context_tokens",
-            "concurrency",
-            "tensor_parallel_gpus",
-            "overhead_fraction",
-            "updated_at",
-        ]
+        fields = [*WORKLOAD_FIELDS, "updated_at"]
         read_only_fields = ["updated_at"]
         extra_kwargs = {
             "params_b": {"min_value": Decimal("0.001")},

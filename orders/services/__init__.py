@@ -9,7 +9,7 @@ modules are `configurations`, `orders` (create and edit), `transitions` (one fun
 from orders.services.configurations import configuration_create, configuration_update
 from orders.services.notices import order_status_notice_send
 from orders.services.orders import order_create, order_update
-from orders.services.roi import WORKLOAD_FIELDS, roi_assess, roi_inputs, roi_preview, workload_set
+from orders.services.roi import roi_assess, roi_inputs, roi_preview, workload_set
 from orders.services.transitions import (
     TRANSITION_SERVICES,
     order_approve,
@@ -27,7 +27,6 @@ from orders.services.transitions import (
 
 __all__ = [
     "TRANSITION_SERVICES",
-    "WORKLOAD_FIELDS",
     "configuration_create",
     "configuration_update",
     "order_approve",

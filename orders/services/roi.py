@@ -13,6 +13,7 @@ from django.db.models import Max
 from orders import formulas
 from orders.models import (
     ROI_INPUT_FIELDS,
+    WORKLOAD_FIELDS,
     Order,
     ROIAssessment,
     Workload,
@@ -100,20 +101,6 @@ def roi_assess(
     return assessment
 
 
-WORKLOAD_FIELDS = (
-    "preset",
-    "params_b",
-    "layers",
-    "kv_heads",
-    "head_dim",
-    "mla_latent_dim",
-    "weights_dtype",
-    "kv_dtype",
-    "context_tokens",
-    "concurrency",
-    "tensor_parallel_gpus",
-    "overhead_fraction",
-)
 ARCHITECTURE_FIELDS = ("params_b", "layers", "kv_heads", "head_dim")
 
 
