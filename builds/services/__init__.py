@@ -21,6 +21,7 @@ from builds.services.servers import (
     server_assign_partner,
     server_mark_assembled,
     server_start_assembly,
+    server_transition,
     servers_create_for_order,
 )
 from builds.services.steps import detect_image_type, photo_upload, step_log
@@ -39,6 +40,7 @@ __all__ = [
     "server_move",
     "server_remove",
     "server_start_assembly",
+    "server_transition",
     "servers_create_for_order",
     "step_log",
 ]

@@ -93,7 +93,13 @@ def lock_server(server: Server) -> Server:
     )
 
 
-def _server_transition(*, server: Server, actor: Any, target: str, verb: str, note: str = "") -> Server:
+@transaction.atomic
+def server_transition(*, server: Server, actor: Any, target: str, verb: str, note: str = "") -> Server:
+    """Move a server along the lifecycle map (`SERVER_TRANSITIONS`), audited as `server.<verb>`.
+
+    The one way to change a server's status: the apps above builds (burn-in, deployment, handover) call it
+    after checking their own preconditions; they never write the status themselves.
+    """
     locked = lock_server(server)
     require_transition(
         transitions=SERVER_TRANSITIONS,
@@ -150,7 +156,7 @@ def server_start_assembly(*, server: Server, actor: Any, note: str = "") -> Serv
         raise RuleViolation(
             f"Server {server.hostname} has no assembly partner yet.", missing=["an assigned assembly partner"]
         )
-    return _server_transition(
+    return server_transition(
         server=server, actor=actor, target=ServerStatus.ASSEMBLING, verb="start_assembly", note=note
     )
 
@@ -193,7 +199,7 @@ def server_mark_assembled(*, server: Server, actor: Any, note: str = "") -> Serv
             missing=gaps,
             code="assembly_incomplete",
         )
-    return _server_transition(
+    return server_transition(
         server=locked, actor=actor, target=ServerStatus.ASSEMBLED, verb="mark_assembled", note=note
     )
 

@@ -1,0 +1,247 @@
+"""Burn-in results: one run per probe report, with its stages, per-GPU results, telemetry, BMC events and
+findings. Every row hangs off a server; who sees the server sees its burn-in (customers included), and only
+the server's partner (and PMs) may post a report for it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from builds.models import Server
+from burnin.choices import RunResult, Severity, StageStatus
+from inventory.models import Component
+from werkbank.access import Purpose, VisibleToQuerySet
+
+
+class RunQuerySet(VisibleToQuerySet):
+    """Runs of the servers the user may see (view) or work on (bench: post reports)."""
+
+    purposes = frozenset({Purpose.VIEW, Purpose.BENCH})
+
+    def scope_for_member(self, user: Any, purpose: Purpose) -> RunQuerySet:
+        return self.filter(server__in=Server.objects.scope_for_member(user, purpose))
+
+
+class RunRowQuerySet(VisibleToQuerySet):
+    """Rows of a run (stages, GPU results, samples, events, findings): visible with their run."""
+
+    def scope_for_member(self, user: Any, purpose: Purpose) -> RunRowQuerySet:
+        return self.filter(run__server__in=Server.objects.scope_for_member(user, purpose))
+
+
+def _report_path(run: BurnInRun, filename: str) -> str:
+    return f"burnin/{run.report_id[:2]}/{run.report_id}.json.gz"
+
+
+class BurnInRun(models.Model):
+    """One burn-in report of the probe for one server, as it came in, with the analysis' verdict."""
+
+    server = models.ForeignKey(Server, on_delete=models.PROTECT, related_name="burnin_runs")
+    report_id = models.CharField(
+        max_length=64,
+        unique=True,
+        help_text="SHA-256 of the report file as the probe wrote it: the upload's Idempotency-Key.",
+    )
+    probe_version = models.CharField(max_length=32)
+    schema_version = models.CharField(max_length=16)
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    result = models.CharField(max_length=16, choices=RunResult.choices)
+    rules_version = models.CharField(max_length=32, help_text="The analysis rules that made the findings.")
+    report = models.FileField(upload_to=_report_path, help_text="The raw report, gzip-compressed.")
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["server", "-id"], name="burnin_run_server_latest")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(result__in=RunResult.values),
+                name="%(app_label)s_%(class)s_result_valid",
+                violation_error_message="Unknown burn-in result.",
+            ),
+            models.CheckConstraint(
+                condition=Q(ended_at__isnull=True) | Q(ended_at__gte=models.F("started_at")),
+                name="%(app_label)s_%(class)s_ends_after_start",
+                violation_error_message="A run cannot end before it started.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.server} burn-in {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class BurnInStage(models.Model):
+    """One stage of the probe's run (inventory, telemetry, bench, burn, finalize) and how it ended."""
+
+    run = models.ForeignKey(BurnInRun, on_delete=models.CASCADE, related_name="stages")
+    position = models.PositiveSmallIntegerField()
+    name = models.CharField(max_length=16)
+    status = models.CharField(max_length=16, choices=StageStatus.choices)
+    reason = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunRowQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "name"],
+                name="%(app_label)s_%(class)s_unique_name",
+                violation_error_message="This run already has a stage of this name.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.status}"
+
+
+class GpuResult(models.Model):
+    """What one GPU measured in a run. Linked to the installed component when its serial matches."""
+
+    run = models.ForeignKey(BurnInRun, on_delete=models.CASCADE, related_name="gpu_results")
+    index = models.PositiveSmallIntegerField()
+    serial = models.CharField(max_length=64, blank=True)
+    uuid = models.CharField(max_length=64, blank=True)
+    name = models.CharField(max_length=100, blank=True)
+    pci_bus_id = models.CharField(max_length=32, blank=True)
+    numa_node = models.SmallIntegerField(null=True, blank=True)
+    component = models.ForeignKey(
+        Component, null=True, blank=True, on_delete=models.SET_NULL, related_name="gpu_results"
+    )
+    expected_gen = models.PositiveSmallIntegerField(null=True, blank=True)
+    expected_width = models.PositiveSmallIntegerField(null=True, blank=True)
+    load_gen = models.PositiveSmallIntegerField(null=True, blank=True)
+    load_width = models.PositiveSmallIntegerField(null=True, blank=True)
+    h2d_gbps = models.FloatField(null=True, blank=True)
+    d2h_gbps = models.FloatField(null=True, blank=True)
+    tflops = models.FloatField(null=True, blank=True, help_text="FP16 dense matmul.")
+    vram_gbps = models.FloatField(null=True, blank=True)
+    peak_temp_c = models.FloatField(null=True, blank=True)
+    min_margin_c = models.FloatField(
+        null=True, blank=True, help_text="Lowest distance to the slowdown point."
+    )
+    mean_power_w = models.FloatField(null=True, blank=True)
+    power_limit_w = models.FloatField(null=True, blank=True)
+    matmuls = models.BigIntegerField(null=True, blank=True)
+    mismatches = models.BigIntegerField(null=True, blank=True)
+    nans = models.BigIntegerField(null=True, blank=True)
+
+    objects = RunRowQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "index"],
+                name="%(app_label)s_%(class)s_unique_index",
+                violation_error_message="This run already has a GPU with this index.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"GPU {self.index} {self.serial}".strip()
+
+
+class TelemetrySample(models.Model):
+    """One telemetry row of one GPU. Many: a 72 h run of 8 GPUs at 10 s gives 207,360. On PostgreSQL a BRIN
+    index on `at` (migration 0002) keeps time-range scans cheap; (run, gpu_index, at) serves the charts."""
+
+    id = models.BigAutoField(primary_key=True)
+    run = models.ForeignKey(BurnInRun, on_delete=models.CASCADE, related_name="samples")
+    gpu_index = models.PositiveSmallIntegerField()
+    at = models.DateTimeField()
+    temp_c = models.FloatField(null=True)
+    margin_c = models.FloatField(null=True, help_text="T.Limit: degrees below the slowdown point.")
+    power_w = models.FloatField(null=True)
+    sm_mhz = models.FloatField(null=True)
+    util_pct = models.FloatField(null=True)
+    clock_event_mask = models.BigIntegerField(null=True)
+    pcie_gen = models.SmallIntegerField(null=True)
+    pcie_width = models.SmallIntegerField(null=True)
+
+    objects = RunRowQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["run", "gpu_index", "at"]
+        indexes = [models.Index(fields=["run", "gpu_index", "at"], name="burnin_sample_series")]
+
+    def __str__(self) -> str:
+        return f"GPU {self.gpu_index} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class BmcEvent(models.Model):
+    """One entry of the BMC's system event log, from the report's SEL section."""
+
+    run = models.ForeignKey(BurnInRun, on_delete=models.CASCADE, related_name="bmc_events")
+    sel_id = models.CharField(max_length=16)
+    at = models.DateTimeField(null=True, blank=True, help_text="UTC, where the probe could tell.")
+    sensor = models.CharField(max_length=100, blank=True)
+    event = models.CharField(max_length=200, blank=True)
+    direction = models.CharField(max_length=16, blank=True)
+    dimm = models.CharField(max_length=64, blank=True)
+    memory_kind = models.CharField(max_length=32, blank=True)
+    record = models.JSONField(default=dict, help_text="The event as the probe parsed it.")
+
+    objects = RunRowQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["run", "at", "id"]
+
+    def __str__(self) -> str:
+        return f"SEL {self.sel_id} {self.event}"
+
+
+class Finding(models.Model):
+    """What the analysis found in a run, in plain words, with its evidence. A PM may waive it with a
+    written reason; a waived `fail` no longer blocks the burn-in gate."""
+
+    run = models.ForeignKey(BurnInRun, on_delete=models.CASCADE, related_name="findings")
+    code = models.CharField(max_length=64)
+    severity = models.CharField(max_length=8, choices=Severity.choices)
+    subject = models.CharField(max_length=100, help_text="'GPU 2', 'DIMMs A1, B1', 'host', 'stage burn'.")
+    gpu_index = models.PositiveSmallIntegerField(null=True, blank=True)
+    message = models.TextField()
+    evidence = models.JSONField(default=dict)
+    rule_version = models.CharField(max_length=32)
+    waived_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    waived_at = models.DateTimeField(null=True, blank=True)
+    waiver_reason = models.TextField(blank=True)
+
+    objects = RunRowQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["run", "id"]
+        indexes = [models.Index(fields=["run", "severity"], name="burnin_finding_severity")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(severity__in=Severity.values),
+                name="%(app_label)s_%(class)s_severity_valid",
+                violation_error_message="Unknown severity.",
+            ),
+            models.CheckConstraint(
+                condition=(Q(waived_at__isnull=True) & Q(waiver_reason=""))
+                | (Q(waived_at__isnull=False) & ~Q(waiver_reason="")),
+                name="%(app_label)s_%(class)s_waiver_has_reason",
+                violation_error_message="A waiver needs a time and a written reason.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.severity} {self.code} ({self.subject})"
+
+    @property
+    def waived(self) -> bool:
+        return self.waived_at is not None
