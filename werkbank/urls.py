@@ -9,6 +9,7 @@ from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
 from builds.api.urls import router as builds_router
+from burnin.api.urls import router as burnin_router
 from inventory.api.urls import router as inventory_router
 from orders.api.urls import router as orders_router
 from werkbank.api.urls import router as core_router
@@ -19,7 +20,7 @@ admin.site.site_title = "Werkbank"
 admin.site.index_title = "Project management"
 
 api_router = DefaultRouter()  # its root view at /api/v1/ lists every route below
-for app_router in (core_router, inventory_router, orders_router, builds_router):
+for app_router in (core_router, inventory_router, orders_router, builds_router, burnin_router):
     api_router.registry.extend(app_router.registry)
 
 urlpatterns = [
