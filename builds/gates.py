@@ -7,10 +7,7 @@ from typing import Any
 from builds.choices import AT_LEAST_ASSEMBLED, ServerStatus
 from builds.models import Server
 from orders.choices import OrderStatus
-from orders.gates import register
-
-#: A 409 names at most this many servers, then says how many more there are.
-NAMED_AT_MOST = 10
+from orders.gates import named_at_most, register
 
 
 def order_has_servers(order: Any) -> list[str]:
@@ -26,13 +23,13 @@ def order_servers_assembled(order: Any) -> list[str]:
     if not servers:
         return [f"Order {order.reference} has no servers to burn in."]
     behind = [(hostname, status) for hostname, status in servers if status not in AT_LEAST_ASSEMBLED]
-    missing = [
-        f"Server {hostname} is {ServerStatus(status).label.lower()}; it must be assembled first."
-        for hostname, status in behind[:NAMED_AT_MOST]
-    ]
-    if len(behind) > NAMED_AT_MOST:
-        missing.append(f"{len(behind) - NAMED_AT_MOST} more server(s) are not assembled yet.")
-    return missing
+    return named_at_most(
+        [
+            f"Server {hostname} is {ServerStatus(status).label.lower()}; it must be assembled first."
+            for hostname, status in behind
+        ],
+        more=lambda count: f"{count} more server(s) are not assembled yet.",
+    )
 
 
 def register_gates() -> None:

@@ -15,7 +15,7 @@ of a transition go through the `order_transitioned` signal.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from orders.models import Order
 
 GateCheck = Callable[["Order"], Iterable[str]]
+
+#: A refusal names at most this many objects (servers, say), then says how many more there are.
+NAMED_AT_MOST = 10
 
 
 @dataclass(frozen=True)
@@ -58,3 +61,14 @@ def gates_for(target: str) -> list[Gate]:
 def missing_for(*, order: Order, target: str) -> list[str]:
     """Everything the registered checks say is missing before `order` may move to `target`."""
     return [sentence for gate in gates_for(target) for sentence in gate.check(order)]
+
+
+def named_at_most(
+    sentences: Sequence[str], *, more: Callable[[int], str], limit: int = NAMED_AT_MOST
+) -> list[str]:
+    """The first `limit` sentences, then one sentence `more(n)` for the `n` left out: a 409 about a hundred
+    servers stays readable."""
+    named = list(sentences[:limit])
+    if len(sentences) > limit:
+        named.append(more(len(sentences) - limit))
+    return named
