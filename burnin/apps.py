@@ -6,3 +6,8 @@ from django.apps import AppConfig
 class BurninConfig(AppConfig):
     name = "burnin"
     verbose_name = "Burn-in"
+
+    def ready(self) -> None:
+        from burnin.gates import register_gates
+
+        register_gates()

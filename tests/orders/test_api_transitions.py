@@ -28,8 +28,12 @@ CASES = [
 ]
 
 
-#: What the builds app's gates need from an order's servers before these transitions.
-SERVERS_FOR = {"start_assembly": "planned", "start_burn_in": "assembled"}
+#: What the builds and burn-in apps' gates need from an order's servers before these transitions.
+SERVERS_FOR = {
+    "start_assembly": "planned",
+    "start_burn_in": "assembled",
+    "start_deployment": "burn_in_passed",
+}
 
 
 def _url(order: Order, action: str) -> str:

@@ -1,0 +1,32 @@
+"""The burn-in app's answer to "may this order move on?" (see `orders.gates`), registered in `ready()`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builds.choices import ServerStatus
+from builds.models import Server
+from orders.choices import OrderStatus
+from orders.gates import named_at_most, register
+
+#: Statuses of a server that has passed burn-in, whatever happened since.
+PASSED_BURN_IN = frozenset({ServerStatus.BURN_IN_PASSED, ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})
+
+
+def order_servers_passed_burnin(order: Any) -> list[str]:
+    """No deployment until every server of the order has passed burn-in."""
+    servers = list(Server.objects.filter(order=order).order_by("sequence").values_list("hostname", "status"))
+    if not servers:
+        return [f"Order {order.reference} has no servers to deploy."]
+    return named_at_most(
+        [
+            f"Server {hostname} is {ServerStatus(status).label.lower()}; it must pass burn-in first."
+            for hostname, status in servers
+            if status not in PASSED_BURN_IN
+        ],
+        more=lambda count: f"{count} more server(s) have not passed burn-in yet.",
+    )
+
+
+def register_gates() -> None:
+    register(target=OrderStatus.DEPLOYMENT, name="burnin.servers_passed", check=order_servers_passed_burnin)

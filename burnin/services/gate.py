@@ -1,0 +1,238 @@
+"""The burn-in gate: a server passes burn-in only when its latest run leaves nothing undecided.
+
+What blocks, on the server's latest run (the one that started last):
+
+- every `fail` finding that no PM has waived;
+- every `stage_incomplete` finding that no PM has waived, whatever its severity: a stage that did not finish
+  (interrupted, failed) is never silently treated as passed. The PM's explicit decision is the waiver, with
+  its written reason;
+- an interrupted or failed stage for which the analysis recorded no `stage_incomplete` finding at all (the
+  analysis always should; should it not, nobody can decide on it, and the burn-in has to be run again).
+
+A waived finding stays on the run with who waived it, when and why: the handover pack prints it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from builds.choices import SERVER_TRANSITIONS, ServerStatus
+from builds.models import Server
+from builds.services import server_transition
+from burnin.choices import Severity, StageStatus
+from burnin.gates import PASSED_BURN_IN
+from burnin.models import BurnInRun, BurnInStage, Finding
+from werkbank.access import is_pm
+from werkbank.audit import audit
+from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.transitions import require_transition
+
+#: The analysis' code for a stage that did not finish (`burnin.analysis`, rule `stage_incomplete`).
+STAGE_INCOMPLETE = "stage_incomplete"
+#: Stage outcomes that need a PM's decision before the server may pass.
+UNFINISHED_STAGES = frozenset({StageStatus.INTERRUPTED, StageStatus.FAILED})
+
+
+@dataclass(frozen=True)
+class GateState:
+    """Where a server stands at the burn-in gate: its latest run, what blocks, and whether it may pass."""
+
+    server: Server
+    run: BurnInRun | None
+    blocking: list[Finding] = field(default_factory=list)
+    undecided_stages: list[BurnInStage] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.server.status in PASSED_BURN_IN
+
+    @property
+    def ready(self) -> bool:
+        """May pass now: in burn-in, with a run, and nothing undecided on it."""
+        return self.server.status == ServerStatus.BURN_IN and not self.missing
+
+
+def latest_run(server: Server) -> BurnInRun | None:
+    """The run that started last (the upload order breaks a tie)."""
+    return BurnInRun.objects.filter(server=server).order_by("-started_at", "-id").first()
+
+
+def _stage_of(finding: Finding) -> str:
+    stage = (finding.evidence or {}).get("stage")
+    if isinstance(stage, str) and stage:
+        return stage
+    return finding.subject.removeprefix("stage ").strip()
+
+
+def _stage_sentence(stage: BurnInStage) -> str:
+    ended = "was interrupted" if stage.status == StageStatus.INTERRUPTED else "failed"
+    reason = f": {stage.reason}" if stage.reason else ""
+    return (
+        f"Stage {stage.name} {ended}{reason}; the analysis recorded no finding for it that a project "
+        "manager could waive, so the burn-in must be run again."
+    )
+
+
+def run_blockers(run: BurnInRun) -> tuple[list[Finding], list[BurnInStage]]:
+    """What on this run keeps its server from passing: unwaived findings (a `fail`, or an unfinished stage
+    of any severity) and unfinished stages the analysis left without a finding."""
+    findings = list(run.findings.filter(Q(severity=Severity.FAIL) | Q(code=STAGE_INCOMPLETE)).order_by("id"))
+    covered = {_stage_of(finding) for finding in findings if finding.code == STAGE_INCOMPLETE}
+    blocking = [finding for finding in findings if not finding.waived]
+    undecided = [
+        stage
+        for stage in run.stages.filter(status__in=UNFINISHED_STAGES).order_by("position")
+        if stage.name not in covered
+    ]
+    return blocking, undecided
+
+
+def _require_burn_in(server: Server) -> None:
+    require_transition(
+        transitions=SERVER_TRANSITIONS,
+        choices=ServerStatus,
+        current=server.status,
+        target=ServerStatus.BURN_IN_PASSED,
+        subject=f"Server {server.hostname}",
+        verb="pass_burn_in",
+    )
+
+
+def _status_missing(server: Server) -> list[str]:
+    if server.status in PASSED_BURN_IN:
+        return []
+    try:
+        _require_burn_in(server)
+    except RuleViolation as refusal:
+        return [refusal.message]
+    return []
+
+
+def _no_run_sentence(server: Server) -> str:
+    return f"Server {server.hostname} has no burn-in run yet: the probe's report must be uploaded first."
+
+
+def burnin_gate_state(*, server: Server) -> GateState:
+    """The gate as the API's GET shows it: the same sentences `server_pass_burnin` refuses with. A server
+    that has passed already lacks nothing; what its latest run shows is still listed."""
+    run = latest_run(server)
+    missing = _status_missing(server)
+    if run is None:
+        return GateState(server=server, run=None, missing=[*missing, _no_run_sentence(server)])
+    blocking, undecided = run_blockers(run)
+    missing += [finding.message for finding in blocking] + [_stage_sentence(stage) for stage in undecided]
+    return GateState(server=server, run=run, blocking=blocking, undecided_stages=undecided, missing=missing)
+
+
+def _lock(server: Server) -> Server:
+    return Server.objects.select_for_update(of=("self",)).get(pk=server.pk)
+
+
+@transaction.atomic
+def server_pass_burnin(*, server: Server, actor: Any, note: str = "") -> Server:
+    """burn_in → burn_in_passed, when the latest run leaves no unwaived `fail` and no undecided stage.
+
+    Audited twice: `server.pass_burn_in` on the server (by the builds transition) and `burnin.pass` on the
+    run that was accepted, with the findings that were waived on it.
+    """
+    locked = _lock(server)
+    _require_burn_in(locked)
+    run = latest_run(locked)
+    if run is None:
+        sentence = _no_run_sentence(locked)
+        raise RuleViolation(sentence, missing=[sentence], code="burnin_no_run")
+    blocking, undecided = run_blockers(run)
+    if blocking or undecided:
+        missing = [finding.message for finding in blocking] + [_stage_sentence(stage) for stage in undecided]
+        raise RuleViolation(
+            f"Server {locked.hostname} cannot pass burn-in yet: {len(missing)} finding(s) of its latest run "
+            "need a project manager's decision.",
+            missing=missing,
+            code="burnin_unwaived_failures",
+        )
+    passed = server_transition(
+        server=locked, actor=actor, target=ServerStatus.BURN_IN_PASSED, verb="pass_burn_in", note=note
+    )
+    waived = list(run.findings.filter(waived_at__isnull=False).order_by("id").values_list("id", flat=True))
+    audit(
+        actor=actor,
+        verb="burnin.pass",
+        obj=run,
+        before={"server_status": ServerStatus.BURN_IN},
+        after={"server_status": ServerStatus.BURN_IN_PASSED, "result": run.result, "waived_findings": waived},
+        note=note,
+    )
+    return passed
+
+
+def _require_reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput("reason", "a written reason is required.")
+    return reason
+
+
+@transaction.atomic
+def server_fail_burnin(*, server: Server, actor: Any, reason: str) -> Server:
+    """burn_in → burn_in_failed: the server goes back to its partner for rework (`server_start_assembly`),
+    with the reason written on the audit row."""
+    reason = _require_reason(reason)
+    return server_transition(
+        server=server, actor=actor, target=ServerStatus.BURN_IN_FAILED, verb="fail_burn_in", note=reason
+    )
+
+
+@transaction.atomic
+def finding_waive(*, finding: Finding, actor: Any, reason: str) -> Finding:
+    """A PM accepts a `warn` or `fail` finding (or decides on an unfinished stage) with a written reason.
+
+    The waiver is kept on the finding and audited on the server (`burnin.finding_waive`). Waiving twice is
+    refused, and so is waiving an `info` finding: there is nothing to accept.
+    """
+    if not is_pm(actor):
+        raise RuleViolation(
+            "Only project managers waive findings.",
+            missing=["a project manager's decision"],
+            code="pm_only",
+        )
+    reason = _require_reason(reason)
+    locked = Finding.objects.select_for_update(of=("self",)).select_related("run__server").get(pk=finding.pk)
+    subject = f"Finding {locked.code} ({locked.subject})"
+    if locked.waived:
+        raise RuleViolation(
+            f"{subject} was already waived on {locked.waived_at:%Y-%m-%d %H:%M} UTC: {locked.waiver_reason}",
+            missing=["a finding that is not waived yet"],
+            code="finding_already_waived",
+        )
+    if locked.severity == Severity.INFO:
+        raise RuleViolation(
+            f"{subject} is for information only; it blocks nothing and there is nothing to waive.",
+            missing=["a warn or fail finding"],
+            code="finding_not_waivable",
+        )
+    locked.waived_by = actor
+    locked.waived_at = timezone.now()
+    locked.waiver_reason = reason
+    locked.save(update_fields=["waived_by", "waived_at", "waiver_reason"])
+    audit(
+        actor=actor,
+        verb="burnin.finding_waive",
+        obj=locked.run.server,
+        before={"finding": locked.pk, "waived": False},
+        after={
+            "finding": locked.pk,
+            "run": locked.run_id,
+            "code": locked.code,
+            "severity": locked.severity,
+            "subject": locked.subject,
+            "waived": True,
+        },
+        note=reason,
+    )
+    return locked
