@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 import factory
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.files.base import ContentFile
 
 from inventory.choices import PartCategory
 from inventory.models import Part, PurchaseOrder, Supplier
@@ -221,3 +229,47 @@ def receive_stock(
             packing=parse_scanner("\n".join(lot_serials)),
         )
     return po
+
+
+def make_burnin_run(
+    server: Any,
+    *,
+    findings: Sequence[dict[str, Any]] = (),
+    stages: Sequence[dict[str, Any]] = (),
+    started_at: datetime | None = None,
+    result: str | None = None,
+) -> Any:
+    """A burn-in run of `server` with its stages and findings, written directly (as the ingest would have
+    left them). A finding is a dict of Finding fields: `code` and `severity` at least; a stage has `name`
+    and `status` at least. The raw report stored with it is a small gzip of those lists."""
+    from burnin.models import BurnInRun, BurnInStage, Finding
+
+    started_at = started_at or datetime(2026, 8, 20, 8, 0, tzinfo=UTC)
+    report = {"server": server.asset_tag, "stages": list(stages), "findings": list(findings)}
+    raw = gzip.compress(json.dumps(report, default=str, sort_keys=True).encode())
+    severities = {finding["severity"] for finding in findings}
+    run = BurnInRun(
+        server=server,
+        report_id=hashlib.sha256(f"{server.pk}/{started_at.isoformat()}/{uuid.uuid4()}".encode()).hexdigest(),
+        probe_version="0.1.0",
+        schema_version="1",
+        started_at=started_at,
+        ended_at=started_at + timedelta(hours=72),
+        result=result or ("fail" if "fail" in severities else "pass"),
+        rules_version="test-1",
+    )
+    run.report.save("report.json.gz", ContentFile(raw), save=False)
+    run.save()
+    BurnInStage.objects.bulk_create(
+        BurnInStage(run=run, position=position, **{"reason": "", **stage})
+        for position, stage in enumerate(stages, start=1)
+    )
+    Finding.objects.bulk_create(
+        Finding(
+            run=run,
+            rule_version="test-1",
+            **{"subject": "host", "message": f"{finding['code']} ({finding['severity']})", **finding},
+        )
+        for finding in findings
+    )
+    return run

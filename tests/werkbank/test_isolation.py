@@ -15,7 +15,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import TestCase
 
-from builds.choices import ConnectorKind
+from builds.choices import ConnectorKind, ServerStatus
 from builds.models import (
     Allocation,
     BuildPhoto,
@@ -24,6 +24,7 @@ from builds.models import (
     ConnectorBlacklist,
     Installation,
     LayoutConnector,
+    Server,
 )
 from builds.services import server_assign_partner, servers_create_for_order
 from inventory.models import BatchLot, Component, StockMovement
@@ -493,6 +494,101 @@ BUILDS_CASES: dict[str, Callable[[World], None]] = {
 }
 
 
+# --- burn-in gate: a server of customer A's order, built by P, in burn-in with a failing run ------------
+
+
+@dataclass
+class BurninGate:
+    server: Any
+    fail: Any
+
+
+def _burnin_gate(w: World) -> BurninGate:
+    server = _builds(w).server
+    Server.objects.filter(pk=server.pk).update(status=ServerStatus.BURN_IN)
+    run = factories.make_burnin_run(
+        server,
+        findings=[
+            {
+                "code": "pcie_link_downtrained",
+                "severity": "fail",
+                "subject": "GPU 0",
+                "message": "GPU 0 at x8",
+            },
+            {"code": "thermal_margin_low", "severity": "warn", "subject": "GPU 1", "message": "GPU 1: 2 °C"},
+        ],
+    )
+    return BurninGate(server=server, fail=run.findings.get(severity="fail"))
+
+
+def _unchanged(g: BurninGate) -> None:
+    g.server.refresh_from_db()
+    g.fail.refresh_from_db()
+    assert (g.server.status, g.fail.waived) == (ServerStatus.BURN_IN, False)
+    assert not AuditEvent.objects.filter(verb__startswith="burnin.").exists()
+    assert not AuditEvent.objects.for_object(g.server).filter(verb__contains="burn_in").exists()
+
+
+def burnin_finding_list(w: World) -> None:
+    g = _burnin_gate(w)
+    mine = set(g.fail.run.findings.values_list("pk", flat=True))
+    for user in (w.t.user_a, w.t.user_p):  # the server's customer and partner follow its burn-in
+        assert _ids(api_client(user).get("/api/v1/burnin/findings/")) == mine
+    for user in (w.t.user_b, w.t.user_q, w.t.outsider):
+        assert _ids(api_client(user).get("/api/v1/burnin/findings/")) == set()
+    for params in (f"run={g.fail.run_id}", f"server={g.server.pk}"):
+        assert api_client(w.t.user_q).get(f"/api/v1/burnin/findings/?{params}").status_code == 400
+
+
+def burnin_finding_detail(w: World) -> None:
+    g = _burnin_gate(w)
+    url = f"/api/v1/burnin/findings/{g.fail.pk}/"
+    for user in (w.t.user_a, w.t.user_p):
+        assert api_client(user).get(url).status_code == 200
+    _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
+
+
+def burnin_finding_waive(w: World) -> None:
+    g = _burnin_gate(w)
+    url = f"/api/v1/burnin/findings/{g.fail.pk}/waive/"
+    _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "post", url, {"reason": "x"})
+    for user in (w.t.user_a, w.t.user_p):  # they see it, so they are told why not
+        assert api_client(user).post(url, {"reason": "x"}, format="json").status_code == 403
+    _unchanged(g)
+
+
+def burnin_server_gate_detail(w: World) -> None:
+    g = _burnin_gate(w)
+    url = f"/api/v1/burnin/server-gate/{g.server.asset_tag}/"
+    for user in (w.t.user_a, w.t.user_p):
+        assert api_client(user).get(url).json()["missing"] == ["GPU 0 at x8"]
+    _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
+
+
+def _burnin_server_gate_action(action: str) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        g = _burnin_gate(w)
+        # Nothing blocks the pass: only the caller's rights stand in the way.
+        g.fail.run.findings.update(severity="warn")
+        url = f"/api/v1/burnin/server-gate/{g.server.asset_tag}/{action}/"
+        _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "post", url, {"reason": "x", "note": "x"})
+        for user in (w.t.user_a, w.t.user_p):
+            assert api_client(user).post(url, {"reason": "x"}, format="json").status_code == 403
+        _unchanged(g)
+
+    return case
+
+
+BURNIN_GATE_CASES: dict[str, Callable[[World], None]] = {
+    "burnin-finding-list": burnin_finding_list,
+    "burnin-finding-detail": burnin_finding_detail,
+    "burnin-finding-waive": burnin_finding_waive,
+    "burnin-server-gate-detail": burnin_server_gate_detail,
+    "burnin-server-gate-pass": _burnin_server_gate_action("pass"),
+    "burnin-server-gate-fail": _burnin_server_gate_action("fail"),
+}
+
+
 CASES: dict[str, Callable[[World], None]] = {
     "organization-list": organization_list,
     "organization-detail": organization_detail,
@@ -530,6 +626,7 @@ CASES: dict[str, Callable[[World], None]] = {
         for name in TRANSITION_SERVICES
     },
     **BUILDS_CASES,
+    **BURNIN_GATE_CASES,
 }
 
 
