@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "inventory",
     "orders",
     "builds",
+    "burnin",
     "warranty",
 ]
 
