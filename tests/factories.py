@@ -221,3 +221,24 @@ def receive_stock(
             packing=parse_scanner("\n".join(lot_serials)),
         )
     return po
+
+
+def make_burnin_run(server, *, started_at, ended_at=None, result: str = "pass", **fields: object):
+    """A burn-in run row for `server` as the ingest would leave it (its report file is not written)."""
+    import hashlib
+
+    from burnin.models import BurnInRun
+
+    report_id = hashlib.sha256(f"{server.pk}-{started_at.isoformat()}-{fields}".encode()).hexdigest()
+    return BurnInRun.objects.create(
+        server=server,
+        report_id=report_id,
+        probe_version=fields.pop("probe_version", "0.3.0"),
+        schema_version=fields.pop("schema_version", "1"),
+        started_at=started_at,
+        ended_at=ended_at,
+        result=result,
+        rules_version=fields.pop("rules_version", "test"),
+        report=f"burnin/{report_id[:2]}/{report_id}.json.gz",
+        **fields,
+    )

@@ -2,4 +2,7 @@
 
 from rest_framework.routers import SimpleRouter
 
+from burnin.api.charts import TelemetryViewSet
+
 router = SimpleRouter()
+router.register("burnin/telemetry", TelemetryViewSet, basename="burnin-telemetry")
