@@ -12,8 +12,8 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
 
+from django.utils import timezone
 from django.utils.html import escape
 
 from burnin.selectors import Telemetry
@@ -256,8 +256,8 @@ def telemetry_chart_svg(
         x0, x1 = x(span.start_s), x(span.end_s)
         gpus = ", ".join(f"GPU {i}" for i in span.gpus)
         parts.append(
-            f'<rect class="throttle" x="{x0:.1f}" y="{TOP}" width="{max(x1 - x0, 1.5):.1f}" height="{plot_h}" '
-            f'fill="url(#{hatch})" fill-opacity="0.7" data-gpus="{escape(gpus)}">'
+            f'<rect class="throttle" x="{x0:.1f}" y="{TOP}" width="{max(x1 - x0, 4):.1f}" height="{plot_h}" '
+            f'fill="url(#{hatch})" stroke="#cf222e" stroke-width="0.5" data-gpus="{escape(gpus)}">'
             f"<title>throttled: {escape(span.describe())}</title></rect>"
         )
     tick = low
@@ -276,7 +276,8 @@ def telemetry_chart_svg(
             f"{escape(time_label(t, t_step))}</text>"
         )
         t += t_step
-    started = telemetry.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    # In the site's time zone, as the page around the chart gives its times.
+    started = timezone.localtime(telemetry.started_at).strftime("%Y-%m-%d %H:%M %Z")
     parts.append(
         f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{TOP + plot_h}" y2="{TOP + plot_h}" stroke="#333"/>'
         f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + plot_h}" stroke="#333"/>'

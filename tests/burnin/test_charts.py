@@ -211,7 +211,7 @@ def test_charts_draw_one_path_per_gpu_with_shading_legend_and_slowdown_line(run)
     gpu3 = re.search(r'data-gpu="3" d="([^"]+)"', temperature).group(1)
     assert gpu3.count("M") == 2
     # Axes with units and time labels.
-    assert "temperature (°C)" in temperature and "time since start (2026-03-02 08:00 UTC)" in temperature
+    assert "temperature (°C)" in temperature and "time since start (2026-03-02 09:00 CET)" in temperature
     assert ">0 min</text>" in temperature or ">0 h</text>" in temperature
 
 
