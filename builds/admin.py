@@ -11,7 +11,8 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils.html import format_html_join
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html, format_html_join
 
 from builds.models import (
     BuildPhoto,
@@ -58,6 +59,7 @@ class ServerAdmin(PMAdmin):
         "partner",
         "status",
         "missing",
+        "burn_in",
         "connector_map",
         "timeline",
     ]
@@ -69,6 +71,7 @@ class ServerAdmin(PMAdmin):
         "partner",
         "status",
         "missing",
+        "burn_in",
         "connector_map",
         "timeline",
     ]
@@ -82,6 +85,15 @@ class ServerAdmin(PMAdmin):
     def missing(self, obj: Server) -> str:
         gaps = assembly_gaps(obj)
         return format_html_join("", "<div>{}</div>", ((gap,) for gap in gaps)) if gaps else "nothing"
+
+    @admin.display(description="Burn-in")
+    def burn_in(self, obj: Server) -> str:
+        # By URL name: the burn-in app sits above builds, which must not import it.
+        try:
+            url = reverse("burnin:server", args=[obj.pk])
+        except NoReverseMatch:
+            return "—"
+        return format_html('<a href="{}">Burn-in results, telemetry and findings</a>', url)
 
     @admin.display(description="Connectors")
     def connector_map(self, obj: Server) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 
 from builds.models import Server
 from burnin.choices import RunResult, Severity, StageStatus
@@ -77,6 +78,10 @@ class BurnInRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.server} burn-in {self.started_at:%Y-%m-%d %H:%M}"
+
+    def get_absolute_url(self) -> str:
+        """The run's page (the admin's "view on site" links to it)."""
+        return reverse("burnin:run", args=[self.pk])
 
 
 class BurnInStage(models.Model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -271,5 +272,142 @@ def make_burnin_run(
             **{"subject": "host", "message": f"{finding['code']} ({finding['severity']})", **finding},
         )
         for finding in findings
+    )
+    return run
+
+
+def make_burnin_run_row(server, *, started_at, ended_at=None, result: str = "pass", **fields: object):
+    """A bare burn-in run row for `server` (no stages, no findings; its report file is not written)."""
+    import hashlib
+
+    from burnin.models import BurnInRun
+
+    report_id = hashlib.sha256(f"{server.pk}-{started_at.isoformat()}-{fields}".encode()).hexdigest()
+    return BurnInRun.objects.create(
+        server=server,
+        report_id=report_id,
+        probe_version=fields.pop("probe_version", "0.3.0"),
+        schema_version=fields.pop("schema_version", "1"),
+        started_at=started_at,
+        ended_at=ended_at,
+        result=result,
+        rules_version=fields.pop("rules_version", "test"),
+        report=f"burnin/{report_id[:2]}/{report_id}.json.gz",
+        **fields,
+    )
+
+
+BURNIN_START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+
+
+def _peak_c(gpu_index: int) -> float:
+    """Seed 003: GPU 1 peaks at 88 °C against a 90 °C slowdown point; the others run a little cooler."""
+    return 88.0 if gpu_index == 1 else round(80.0 - 0.6 * gpu_index, 1)
+
+
+def make_seed003_burnin_run(
+    server, *, gpus: int = 6, throttle: bool = True, started_at: datetime = BURNIN_START, hours: int = 6
+):
+    """A run shaped like seed 003: GPUs 2 and 4 at Gen4 x8 (13.9 against 27.7 GB/s), GPU 1 close to its
+    slowdown point (88 against 90 °C, a waived warning), the `burn` stage interrupted, a correlated-ECC
+    warning; telemetry every 5 minutes, with one thermal slowdown (0x40) on GPU 1 when `throttle`, else
+    only the software power cap (0x4). Rows written directly, as the ingest would leave them."""
+    from burnin.models import BurnInStage, Finding, GpuResult, TelemetrySample
+
+    h2d_gbps = {2: 13.9, 4: 13.9}
+    run = make_burnin_run_row(
+        server, started_at=started_at, ended_at=started_at + timedelta(hours=hours), result="fail"
+    )
+    for position, (name, status, reason) in enumerate(
+        [
+            ("inventory", "ok", ""),
+            ("bench", "ok", ""),
+            ("burn", "interrupted", "workshop power distribution failure"),
+            ("finalize", "ok", ""),
+        ]
+    ):
+        BurnInStage.objects.create(run=run, position=position, name=name, status=status, reason=reason)
+    for index in range(gpus):
+        x8 = index in (2, 4)
+        GpuResult.objects.create(
+            run=run,
+            index=index,
+            serial=f"16520240313{index:02d}",
+            expected_gen=4,
+            expected_width=16,
+            load_gen=4,
+            load_width=8 if x8 else 16,
+            h2d_gbps=h2d_gbps.get(index, 27.7),
+            d2h_gbps=h2d_gbps.get(index, 27.7) - 0.4,
+            tflops=291.0 + index * 2,
+            vram_gbps=1471.0,
+            peak_temp_c=_peak_c(index),
+            min_margin_c=round(90.0 - _peak_c(index), 1),
+            mean_power_w=295.0,
+            power_limit_w=300.0,
+            matmuls=120_000,
+            mismatches=0,
+            nans=0,
+        )
+    samples = []
+    for index in range(gpus):
+        for step in range(hours * 12):
+            # Warm-up over the first hour, then a slow 12 h swing of the room; the peak is the GPU's result.
+            warm = math.exp(-step / 8)
+            temp = _peak_c(index) - 20 * warm - (1 + math.sin(2 * math.pi * step / 144 + index))
+            thermal = throttle and index == 1 and step == 30
+            samples.append(
+                TelemetrySample(
+                    run=run,
+                    gpu_index=index,
+                    at=started_at + timedelta(minutes=5 * step),
+                    temp_c=round(temp, 1),
+                    margin_c=round(90.0 - temp, 1),
+                    power_w=round(284 + index * 1.5 - 60 * warm + 3 * math.sin(step / 7 + index), 1),
+                    sm_mhz=1050.0 if thermal else round(1398 - (temp - 60) * 0.4, 0),
+                    util_pct=100.0,
+                    clock_event_mask=0x40 if thermal else 0x4,
+                )
+            )
+    TelemetrySample.objects.bulk_create(samples)
+    pm = make_pm(username=f"waiver-pm-{run.pk}")
+    for index in (2, 4):
+        Finding.objects.create(
+            run=run,
+            code="pcie_link_downtrained",
+            severity="fail",
+            subject=f"GPU {index}",
+            gpu_index=index,
+            message=f"GPU {index}: H2D 13.9 GB/s, 0.50 × the median: link at x8 (expected x16)",
+            rule_version="test",
+        )
+    Finding.objects.create(
+        run=run,
+        code="thermal_margin_low",
+        severity="warn",
+        subject="GPU 1",
+        gpu_index=1,
+        message="GPU 1: thermal margin 2 °C at peak",
+        rule_version="test",
+        waived_by=pm,
+        waived_at=started_at + timedelta(days=1),
+        waiver_reason="Slot 1 sits behind the PSU; a baffle is ordered.",
+    )
+    Finding.objects.create(
+        run=run,
+        code="ecc_correlated_periodic",
+        severity="warn",
+        subject="DIMMs A1, B1",
+        message="DIMMs A1 and B1: correctable ECC in the same second, three times at ~4 h intervals",
+        rule_version="test",
+    )
+    Finding.objects.create(
+        run=run,
+        code="power_capped",
+        severity="info",
+        subject="GPU 0",
+        gpu_index=0,
+        message="GPU 0: software power cap at full load (normal)",
+        rule_version="test",
     )
     return run

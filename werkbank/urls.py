@@ -31,6 +31,7 @@ urlpatterns = [
     path("api/v1/", include(api_router.urls)),
     path("pm/", include("orders.urls")),
     path("bench/", include("builds.urls")),
+    path("burnin/", include("burnin.urls")),
     # The admin's login refuses non-staff users; partners (and customers) log in here.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),

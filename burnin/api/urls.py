@@ -2,9 +2,12 @@
 
 from rest_framework.routers import SimpleRouter
 
+from burnin.api.charts import TelemetryViewSet
 from burnin.api.gate import FindingViewSet, ServerGateViewSet
 
 router = SimpleRouter()
 # The gate: findings with their waivers, and a server's pass or fail by asset tag.
 router.register("burnin/findings", FindingViewSet, basename="burnin-finding")
 router.register("burnin/server-gate", ServerGateViewSet, basename="burnin-server-gate")
+# The telemetry of a run, downsampled for the charts.
+router.register("burnin/telemetry", TelemetryViewSet, basename="burnin-telemetry")

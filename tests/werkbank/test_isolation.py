@@ -589,6 +589,33 @@ BURNIN_GATE_CASES: dict[str, Callable[[World], None]] = {
 }
 
 
+# --- burn-in charts: a run of partner P's server of customer A's order ----------------------------------
+
+
+def burnin_telemetry_detail(w: World) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from burnin.models import TelemetrySample
+
+    started = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+    run = factories.make_burnin_run_row(
+        _builds(w).server, started_at=started, ended_at=started + timedelta(hours=1)
+    )
+    TelemetrySample.objects.create(run=run, gpu_index=0, at=started, temp_c=61.0)
+    url = f"/api/v1/burnin/telemetry/{run.pk}/"
+    # Who sees the server sees its telemetry: the PM, its partner, its order's customer.
+    for user in (w.t.pm, w.t.user_p, w.t.user_a):
+        response = api_client(user).get(url)
+        assert response.status_code == 200, user.username
+        assert response.json()["series"]["0"]["temp_c"] == [61.0]
+    _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
+
+
+BURNIN_CHART_CASES: dict[str, Callable[[World], None]] = {
+    "burnin-telemetry-detail": burnin_telemetry_detail,
+}
+
+
 CASES: dict[str, Callable[[World], None]] = {
     "organization-list": organization_list,
     "organization-detail": organization_detail,
@@ -627,6 +654,7 @@ CASES: dict[str, Callable[[World], None]] = {
     },
     **BUILDS_CASES,
     **BURNIN_GATE_CASES,
+    **BURNIN_CHART_CASES,
 }
 
 

@@ -1,0 +1,71 @@
+"""Burn-in pages (/burnin/): a server's burn-in, or one run of it, with its stages, findings, the per-GPU
+table and the telemetry charts.
+
+Whoever may see the server may see its burn-in: PMs, the server's partner and the order's customer
+(`visible_to(user, VIEW)`); anyone else gets a 404. Views stay thin: reads come from burnin.selectors, the
+SVG from burnin.charts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.safestring import mark_safe
+
+from builds.models import Server
+from builds.selectors import has_bench
+from burnin import charts, selectors
+from burnin.models import BurnInRun
+from werkbank.access import is_pm
+
+#: Points per GPU on the page's charts: about one per pixel column of the 600 px plot area.
+PAGE_POINTS = 600
+
+
+@login_required
+def server_burnin(request: HttpRequest, server_id: int) -> HttpResponse:
+    """The server's latest burn-in run, and the earlier ones listed."""
+    server = selectors.visible_server(request.user, server_id)
+    if server is None:
+        raise Http404("No such server.")
+    runs = selectors.server_runs(server)
+    return _render(request, server=server, run=runs[0] if runs else None, runs=runs)
+
+
+@login_required
+def run_burnin(request: HttpRequest, run_id: int) -> HttpResponse:
+    """One run of a server's burn-in, the latest or an earlier one."""
+    run = selectors.visible_run(request.user, run_id)
+    if run is None:
+        raise Http404("No such burn-in run.")
+    return _render(request, server=run.server, run=run, runs=selectors.server_runs(run.server))
+
+
+def _render(
+    request: HttpRequest, *, server: Server, run: BurnInRun | None, runs: list[BurnInRun]
+) -> HttpResponse:
+    context: dict[str, Any] = {
+        "server": server,
+        "order": server.order,
+        "run": run,
+        "runs": runs,
+        "is_latest": run is not None and runs and runs[0].pk == run.pk,
+        "is_pm": is_pm(request.user),
+        "show_bench_link": has_bench(request.user),
+    }
+    if run is not None:
+        detail = selectors.run_detail(run)
+        telemetry = selectors.telemetry_series(run=run, max_points=PAGE_POINTS)
+        context.update(
+            detail=detail,
+            telemetry=telemetry,
+            throttle_spans=charts.throttle_spans(telemetry),
+            # Built with escape() from our own data (burnin.charts).
+            temperature_svg=mark_safe(charts.temperature_svg(telemetry)),
+            power_svg=mark_safe(charts.power_svg(telemetry, power_limits_w=detail.power_limits_w)),
+            clock_svg=mark_safe(charts.clock_svg(telemetry)),
+        )
+    return TemplateResponse(request, "burnin/server.html", context)
