@@ -41,8 +41,10 @@ from builds.choices import ConnectorKind, ServerStatus
 from builds.models import Installation, Server
 from builds.services import server_transition
 from burnin import analysis
+from burnin.analysis.context import build_context
 from burnin.choices import RunResult, Severity, StageStatus
 from burnin.models import BmcEvent, BurnInRun, BurnInStage, Finding, GpuResult, TelemetrySample
+from burnin.rules import THRESHOLDS
 from inventory.serials import normalize_serial
 from probe.schema import load_schema
 from probe.validate import ValidationError, Validator
@@ -335,16 +337,12 @@ def expectations(report: Mapping[str, Any], slots: Mapping[str, Slot], platform:
     return analysis.Expectations(platform_max_gen=platform, slot_links=slot_links)
 
 
-def expected_link(gpu: Mapping[str, Any], slot: Slot | None, platform: int | None) -> tuple[int | None, int]:
-    """The link a GPU should get: the lower of the card's maximum and what the slot and platform give
-    (generation), and of the card's and the slot's width, x16 when neither says (issue 10, §4)."""
-    pcie = gpu["pcie"]
-    load = pcie["load"] or {}
-    gens = [pcie["expected"]["gen"], slot.pcie_gen if slot else None, platform or load.get("host_max_gen")]
-    widths = [pcie["expected"]["width"], slot.pcie_lanes if slot else None]
-    known_gens = [g for g in gens if g]
-    known_widths = [w for w in widths if w]
-    return (min(known_gens) if known_gens else None), (min(known_widths) if known_widths else 16)
+def links(report: Mapping[str, Any], expectations: Any) -> dict[int, Any]:
+    """Each GPU's link as the analysis judges it (expected from card, host, platform and slot; under load
+    as the probe measured it), by GPU index: what the GPU results show is what the findings were based on.
+    The telemetry is left out: the links need none of it, and it is scanned once, by `analyze`."""
+    context = build_context({**report, "telemetry": None}, expectations, THRESHOLDS)
+    return {gpu.index: gpu.link for gpu in context.gpus}
 
 
 # --- The ingest ----------------------------------------------------------------------------------------
@@ -392,8 +390,8 @@ def report_ingest(
         raise _wrong_status(server)
     report = parse_report(raw)
     slots = installed_slots(server)
-    platform = platform_max_gen(server)
-    findings = analysis.analyze(report, expectations=expectations(report, slots, platform))
+    expected = expectations(report, slots, platform_max_gen(server))
+    findings = analysis.analyze(report, expectations=expected)
     try:
         return _store(
             server=server,
@@ -402,7 +400,7 @@ def report_ingest(
             report=report,
             findings=findings,
             slots=slots,
-            platform=platform,
+            links=links(report, expected),
             gz=gz if gz is not None else zlib_gzip(raw),
         )
     except IntegrityError:
@@ -437,7 +435,7 @@ def _store(
     report: dict[str, Any],
     findings: list[Any],
     slots: Mapping[str, Slot],
-    platform: int | None,
+    links: Mapping[int, Any],
     gz: bytes,
 ) -> tuple[BurnInRun, bool]:
     locked = Server.objects.select_for_update(of=("self",)).get(pk=server.pk)
@@ -490,7 +488,7 @@ def _store(
         )
         for position, stage in enumerate(stages)
     )
-    GpuResult.objects.bulk_create(_gpu_results(run, report, slots, platform))
+    GpuResult.objects.bulk_create(_gpu_results(run, report, slots, links))
     BmcEvent.objects.bulk_create(_bmc_events(run, report))
     Finding.objects.bulk_create(_findings(run, findings))
     samples = store_samples(run, report)
@@ -513,7 +511,8 @@ def _store(
 
 
 def _h2d_gbps(bench: Mapping[str, Any] | None) -> float | None:
-    """The card's own pinned H2D: NUMA-local where measured, else the default placement."""
+    """The card's own pinned H2D: NUMA-local where measured, else the default placement (as the
+    analysis' `h2d_bandwidth_outlier` reads it)."""
     if not bench:
         return None
     h2d = bench["h2d_gbps"]
@@ -521,13 +520,12 @@ def _h2d_gbps(bench: Mapping[str, Any] | None) -> float | None:
 
 
 def _gpu_results(
-    run: BurnInRun, report: Mapping[str, Any], slots: Mapping[str, Slot], platform: int | None
+    run: BurnInRun, report: Mapping[str, Any], slots: Mapping[str, Slot], links: Mapping[int, Any]
 ) -> Iterator[GpuResult]:
     for i, gpu in enumerate(report["gpus"]):
         path = f"$.gpus[{i}]"
         slot = slots.get(normalize_serial(gpu["serial"])) if gpu["serial"] else None
-        expected_gen, expected_width = expected_link(gpu, slot, platform)
-        load = gpu["pcie"]["load"] or {}
+        link = links[gpu["index"]]
         bench = gpu.get("bench") or {}
         burn = gpu.get("burn") or {}
         yield GpuResult(
@@ -539,10 +537,10 @@ def _gpu_results(
             pci_bus_id=_text(gpu["pci_bus_id"], f"{path}.pci_bus_id", 32),
             numa_node=gpu["numa_node"],
             component_id=slot.component_id if slot else None,
-            expected_gen=expected_gen,
-            expected_width=expected_width,
-            load_gen=load.get("gen"),
-            load_width=load.get("width"),
+            expected_gen=link.expected_gen,
+            expected_width=link.expected_width,
+            load_gen=link.loaded_gen,
+            load_width=link.loaded_width,
             h2d_gbps=_h2d_gbps(bench),
             d2h_gbps=bench.get("d2h_gbps"),
             tflops=bench.get("fp16_tflops"),
