@@ -201,11 +201,11 @@ def _parts(report: dict, server: Server) -> None:
     copy_s = _rows_rolled_back(lambda run_: ingest.store_samples(run_, parsed, method="copy"), server)
     write_row_s = _rows_rolled_back(lambda run_: _write_row(run_, parsed), server)
     for label, seconds in (
-        ("binary COPY, the ingest's encoding:", copy_s),
-        ("binary COPY, set_types + write_row:", write_row_s),
+        ("COPY, the ingest's encoding:", copy_s),
+        ("COPY, set_types + write_row:", write_row_s),
         ("Django bulk_create:", bulk_s),
     ):
-        print(f"  telemetry, {label:36} {seconds * 1000:7.0f} ms = {SAMPLES / seconds:9,.0f} samples/s")
+        print(f"  telemetry, {label:26}{seconds * 1000:7.0f} ms = {SAMPLES / seconds:9,.0f} samples/s")
     print(
         f"  ratio bulk_create / COPY: {bulk_s / copy_s:.1f} (target ≥ 8); COPY ≥ 200,000 samples/s: "
         f"{SAMPLES / copy_s >= 200_000}; write_row / the ingest's encoding: {write_row_s / copy_s:.2f}"

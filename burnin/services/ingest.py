@@ -252,19 +252,21 @@ def _check_consistency(report: dict[str, Any]) -> None:
     columns = telemetry["gpu_columns"]
     if "t_offset_s" not in columns:
         raise InvalidInput("report", "$.telemetry.gpu_columns: needs 't_offset_s' to time the samples.")
-    offset = columns.index("t_offset_s")
+    offset, width = columns.index("t_offset_s"), len(columns)
     for key, rows in telemetry["gpu_series"].items():
-        for i, row in enumerate(rows):
-            if len(row) != len(columns):
-                raise InvalidInput(
-                    "report",
-                    f"$.telemetry.gpu_series['{key}'][{i}]: has {len(row)} values, "
-                    f"expected {len(columns)} (one per gpu_columns entry).",
-                )
-            if row[offset] is None:
-                raise InvalidInput(
-                    "report", f"$.telemetry.gpu_series['{key}'][{i}][{offset}]: t_offset_s is null."
-                )
+        # Whole-series checks run in C; the loop below only looks for the first offending row.
+        if any(length != width for length in set(map(len, rows))):
+            i = next(i for i, row in enumerate(rows) if len(row) != width)
+            raise InvalidInput(
+                "report",
+                f"$.telemetry.gpu_series['{key}'][{i}]: has {len(rows[i])} values, "
+                f"expected {width} (one per gpu_columns entry).",
+            )
+        offsets = [row[offset] for row in rows]
+        if None in offsets:
+            i = offsets.index(None)
+            path = f"$.telemetry.gpu_series['{key}'][{i}][{offset}]"
+            raise InvalidInput("report", f"{path}: t_offset_s is null.")
 
 
 def _unique(items: list[dict[str, Any]], key: str, path: str, what: str) -> None:

@@ -261,6 +261,14 @@ def _twice(report: dict) -> None:
         (_drop("stages"), "$: required property 'stages' is missing"),
         (_short_row, "$.telemetry.gpu_series['2'][4]: has 14 values, expected 15"),
         (_twice, "$.gpus[5].index: GPU index 4 appears twice"),
+        (
+            _set(["telemetry", "gpu_series", "0", 5, 0], None),
+            "$.telemetry.gpu_series['0'][5][0]: t_offset_s is null.",
+        ),
+        (
+            _set(["probe", "ended_at"], "2026-08-14T05:59:59Z"),
+            "$.probe.ended_at: is before $.probe.started_at.",
+        ),
     ],
 )
 def test_a_malformed_report_answers_400_with_the_json_path_and_stores_nothing(
@@ -542,3 +550,45 @@ def test_copy_helpers_keep_the_reports_data_untouched(rig):
     snapshot = copy.deepcopy(report)
     ingest.store_samples(_run(rig, "untouched"), report)
     assert report == snapshot
+
+
+def test_without_t0_the_samples_are_timed_from_the_probes_start(rig):
+    report = _small_report()
+    report["telemetry"]["t0"] = None
+    run = _run(rig, "no-t0")
+    ingest.store_samples(run, report)
+    first = TelemetrySample.objects.filter(run=run, gpu_index=0).order_by("at").first()
+    offset = report["telemetry"]["gpu_series"]["0"][0][0]
+    assert first.at == datetime(2026, 8, 14, 6, tzinfo=UTC) + timedelta(seconds=offset)
+
+
+def test_a_gpu_whose_serial_is_not_installed_is_stored_unlinked(rig, django_capture_on_commit_callbacks):
+    report = _seed()
+    report["gpus"][3]["serial"] = "NOT-IN-THIS-SERVER"
+    response = _ingest(rig, django_capture_on_commit_callbacks, raw=encode(report))
+    assert response.status_code == 201, response.content
+    results = {g["index"]: g for g in response.json()["gpu_results"]}
+    assert results[3]["component"] is None and results[3]["serial"] == "NOT-IN-THIS-SERVER"
+    assert all(results[i]["component"] is not None for i in (0, 1, 2, 4, 5))
+
+
+def test_a_unique_report_id_conflict_at_insert_answers_with_the_stored_run(
+    rig, django_capture_on_commit_callbacks, monkeypatch
+):
+    """The backstop behind the row lock: should two inserts of one report race past every check (posts
+    to two servers, say), the unique report id refuses the second, which then answers like a repeat."""
+    first = _ingest(rig, django_capture_on_commit_callbacks)
+    assert first.status_code == 201
+    Server.objects.filter(pk=rig.server.pk).update(status=ServerStatus.BURN_IN)
+    real, calls = ingest._existing, []
+
+    def blind_twice(report_id: str, server: Server) -> BurnInRun | None:
+        calls.append(report_id)
+        return None if len(calls) <= 2 else real(report_id, server)
+
+    monkeypatch.setattr(ingest, "_existing", blind_twice)
+    before = counts()
+    again = _ingest(rig, django_capture_on_commit_callbacks)
+    assert len(calls) == 3  # before parsing, under the lock, and after the refused insert
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    assert counts() == before
