@@ -37,7 +37,7 @@ from django.test import Client
 from builds.models import Server
 from burnin import analysis
 from burnin.models import BurnInRun, TelemetrySample
-from burnin.services import ingest
+from burnin.services import ingest, samples
 from orders.models import Order, ServerConfiguration
 from werkbank.models import Organization
 
@@ -131,13 +131,13 @@ def _rows_rolled_back(store: Callable[[BurnInRun], int], server: Server) -> floa
 
 def _write_row(run: BurnInRun, report: dict) -> int:
     """psycopg's own way: `set_types`, then `Copy.write_row` per sample (what the ingest does not do)."""
-    names, _formats = ingest._copy_columns()
-    types = [ingest.db_type(TelemetrySample._meta.get_field(name)) for name in ingest.SAMPLE_FIELDS]
+    names, _formats = samples._copy_columns()
+    types = [samples.db_type(TelemetrySample._meta.get_field(name)) for name in samples.SAMPLE_FIELDS]
     sql = f"COPY burnin_telemetrysample ({names}) FROM STDIN (FORMAT BINARY)"
     count = 0
     with connection.cursor() as wrapper, wrapper.cursor.copy(sql) as copy_:
         copy_.set_types(types)
-        for series in ingest.telemetry_series(report):
+        for series in samples.telemetry_series(report):
             for offset, *values in zip(series.offsets_us, *series.values, strict=True):
                 at = series.t0 + timedelta(microseconds=offset)
                 copy_.write_row((run.pk, series.gpu_index, at, *values))
@@ -194,11 +194,11 @@ def _parts(report: dict, server: Server) -> None:
         f"({len(findings)} findings; target ≤ 500 ms)"
     )
 
-    bulk_s = _rows_rolled_back(lambda run_: ingest.store_samples(run_, parsed, method="bulk"), server)
+    bulk_s = _rows_rolled_back(lambda run_: samples.store_samples(run_, parsed, method="bulk"), server)
     if connection.vendor != "postgresql":
         print(f"  telemetry, Django bulk_create: {bulk_s * 1000:7.0f} ms  (no COPY on {connection.vendor})")
         return
-    copy_s = _rows_rolled_back(lambda run_: ingest.store_samples(run_, parsed, method="copy"), server)
+    copy_s = _rows_rolled_back(lambda run_: samples.store_samples(run_, parsed, method="copy"), server)
     write_row_s = _rows_rolled_back(lambda run_: _write_row(run_, parsed), server)
     for label, seconds in (
         ("COPY, the ingest's encoding:", copy_s),

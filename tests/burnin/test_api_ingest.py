@@ -26,7 +26,7 @@ from builds.choices import ServerStatus
 from builds.models import Server
 from burnin import analysis
 from burnin.models import BurnInRun, Finding, GpuResult, TelemetrySample
-from burnin.services import ingest
+from burnin.services import ingest, samples
 from probe.schema import load_schema
 from probe.validate import Validator
 from tests.burnin.rig import (
@@ -98,18 +98,18 @@ def test_seed003_report_ingests_as_rows(rig, django_capture_on_commit_callbacks)
         rig.server.asset_tag,
         hashlib.sha256(raw).hexdigest(),
     )
-    samples = sum(len(rows) for rows in report["telemetry"]["gpu_series"].values())
+    sample_count = sum(len(rows) for rows in report["telemetry"]["gpu_series"].values())
     after = counts()
     assert {name: after[name] - before[name] for name in after} == {
         "BurnInRun": 1,
         "BurnInStage": 5,
         "GpuResult": 6,
-        "TelemetrySample": samples,
+        "TelemetrySample": sample_count,
         "BmcEvent": len(report["host_memory"]["sel_events"]),
         "Finding": len(body["findings"]),
         "AuditEvent": 2,  # server.start_burn_in and burnin.ingest
     }
-    assert samples == 6 * 310
+    assert sample_count == 6 * 310
 
     # The run, as the probe reported it, with the analysis' verdict.
     assert (run.probe_version, run.schema_version, run.rules_version) == (
@@ -163,7 +163,7 @@ def test_seed003_report_ingests_as_rows(rig, django_capture_on_commit_callbacks)
     verbs = list(AuditEvent.objects.for_object(rig.server).values_list("verb", flat=True))
     assert "server.start_burn_in" in verbs and "burnin.ingest" in verbs
     ingested = AuditEvent.objects.for_object(rig.server).get(verb="burnin.ingest")
-    assert ingested.after["run"] == run.pk and ingested.after["samples"] == samples
+    assert ingested.after["run"] == run.pk and ingested.after["samples"] == sample_count
 
     # The raw report is kept, gzip-compressed, byte for byte.
     assert stored_files() == [run.report.name]
@@ -491,7 +491,7 @@ def test_copy_and_bulk_create_store_the_same_rows(rig):
     stored = {}
     for method in methods:
         run = _run(rig, report_id=method)
-        assert ingest.store_samples(run, report, method=method) == 6 * 12
+        assert samples.store_samples(run, report, method=method) == 6 * 12
         stored[method] = stored_samples(run)
         assert stored[method] == expected, method
     assert all(isinstance(row[8], int) for row in stored["bulk"])
@@ -504,7 +504,7 @@ def test_a_sample_value_out_of_its_columns_range_is_a_400(rig):
     width = report["telemetry"]["gpu_columns"].index("pcie_width")
     report["telemetry"]["gpu_series"]["5"][2][width] = 70_000
     with pytest.raises(InvalidInput) as refused:
-        ingest.store_samples(_run(rig, "range"), report)
+        samples.store_samples(_run(rig, "range"), report)
     assert refused.value.field_message == (
         f"$.telemetry.gpu_series['5'][2][{width}]: 70000 is out of range for pcie_width."
     )
@@ -548,7 +548,7 @@ def test_two_concurrent_uploads_of_one_report_store_it_once(tenants):
 def test_copy_helpers_keep_the_reports_data_untouched(rig):
     report = _small_report()
     snapshot = copy.deepcopy(report)
-    ingest.store_samples(_run(rig, "untouched"), report)
+    samples.store_samples(_run(rig, "untouched"), report)
     assert report == snapshot
 
 
@@ -556,7 +556,7 @@ def test_without_t0_the_samples_are_timed_from_the_probes_start(rig):
     report = _small_report()
     report["telemetry"]["t0"] = None
     run = _run(rig, "no-t0")
-    ingest.store_samples(run, report)
+    samples.store_samples(run, report)
     first = TelemetrySample.objects.filter(run=run, gpu_index=0).order_by("at").first()
     offset = report["telemetry"]["gpu_series"]["0"][0][0]
     assert first.at == datetime(2026, 8, 14, 6, tzinfo=UTC) + timedelta(seconds=offset)
