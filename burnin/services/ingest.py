@@ -125,10 +125,14 @@ def _inflate(chunks: Iterable[bytes], limit: int) -> ReportBody:
     inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip framing only
     compressed: list[bytes] = []
     out: list[bytes] = []
-    size = 0
+    size = compressed_size = 0
     for chunk in chunks:
         if inflater.eof:
             raise InvalidInput("report", "There are bytes after the end of the gzip stream.")
+        # Deflate can pad with empty blocks: the compressed bytes are held to the limit too.
+        compressed_size += len(chunk)
+        if compressed_size > limit:
+            raise _too_large(limit, "The gzip body")
         compressed.append(chunk)
         data = chunk
         while data and not inflater.eof:
@@ -194,7 +198,11 @@ def validation_errors(report: Any) -> list[ValidationError]:
     series = telemetry.get("gpu_series") if isinstance(telemetry, dict) else None
     if not isinstance(series, dict):
         return _VALIDATOR.errors(report)
-    fast = {key: rows for key, rows in series.items() if isinstance(rows, list) and key.isdigit()}
+    fast = {
+        key: rows
+        for key, rows in series.items()
+        if isinstance(rows, list) and key.isascii() and key.isdigit()  # the schema's ^[0-9]+$
+    }
     shallow = {
         **report,
         "telemetry": {**telemetry, "gpu_series": {**series, **{key: [] for key in fast}}},
@@ -208,6 +216,8 @@ def parse_report(raw: bytes) -> dict[str, Any]:
         report = json.loads(raw)
     except ValueError as exc:  # UnicodeDecodeError is a ValueError too
         raise InvalidInput("report", f"$: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidInput("report", "$: not valid JSON: nested too deeply") from None
     errors = validation_errors(report)
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

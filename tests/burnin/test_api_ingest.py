@@ -13,8 +13,10 @@ import gzip
 import hashlib
 import io
 import json
+import struct
 import threading
 import tracemalloc
+import zlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -304,6 +306,8 @@ def test_not_json_and_an_empty_body_are_400(rig):
     response = post_report(rig.t.user_p, rig.url(), b"\xff{not json", gzip_body=False)
     assert response.status_code == 400
     assert response.json()["report"][0].startswith("$: not valid JSON")
+    deep = post_report(rig.t.user_p, rig.url(), b"[" * 200_000 + b"]" * 200_000, gzip_body=False)
+    assert deep.status_code == 400 and deep.json()["report"][0].startswith("$: not valid JSON")
     empty = api_client(rig.t.user_p).post(rig.url(), b"", content_type="application/json")
     assert empty.status_code == 400 and "empty" in empty.json()["report"][0]
     assert BurnInRun.objects.count() == 0
@@ -336,6 +340,19 @@ def test_a_report_over_the_limit_and_a_zip_bomb_answer_413_naming_the_limit(rig,
             "limit of 100,000 bytes uncompressed (WERKBANK_MAX_REPORT_BYTES)" in response.json()["report"][0]
         )
     assert BurnInRun.objects.count() == 0
+
+
+def test_a_gzip_body_padded_with_empty_blocks_is_held_to_the_limit_too():
+    # A gzip member by hand: 30,000 empty stored deflate blocks (5 bytes each) before the real data.
+    deflate = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    body = b"\x00\x00\x00\xff\xff" * 30_000 + deflate.compress(b"{}") + deflate.flush()
+    trailer = struct.pack("<II", zlib.crc32(b"{}"), 2)
+    padded = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body + trailer
+    assert len(padded) > 100_000 and gzip.decompress(padded) == b"{}"
+    with pytest.raises(ingest.ReportTooLarge) as refused:
+        ingest.read_report_body(io.BytesIO(padded), limit=100_000)
+    assert refused.value.field_message.startswith("The gzip body is larger than the limit of 100,000 bytes")
+    assert ingest.read_report_body(io.BytesIO(padded), limit=200_000).raw == b"{}"
 
 
 def test_a_zip_bomb_is_never_inflated_past_the_limit():
