@@ -363,6 +363,9 @@ def report_ingest(
     changes nothing, whatever the server's status is by now. Otherwise the server must be `assembled`
     (it moves to `burn_in`) or in `burn_in` (409), and the report must be valid (400, naming the JSON
     path of the first error).
+
+    Reading, validating and analysing the report happen before the transaction opens: the server's row
+    lock is held only while the rows are written (and the telemetry copied in).
     """
     report_id = report_id_of(raw, idempotency_key)
     existing = _existing(report_id, server)
@@ -507,7 +510,7 @@ def _gpu_results(
     for i, gpu in enumerate(report["gpus"]):
         path = f"$.gpus[{i}]"
         slot = slots.get(normalize_serial(gpu["serial"])) if gpu["serial"] else None
-        link = links[gpu["index"]]
+        link = links.get(gpu["index"])  # none where the analysis skipped the card (an index of 3.0)
         bench = gpu.get("bench") or {}
         burn = gpu.get("burn") or {}
         yield GpuResult(
@@ -519,10 +522,10 @@ def _gpu_results(
             pci_bus_id=_text(gpu["pci_bus_id"], f"{path}.pci_bus_id", 32),
             numa_node=gpu["numa_node"],
             component_id=slot.component_id if slot else None,
-            expected_gen=link.expected_gen,
-            expected_width=link.expected_width,
-            load_gen=link.loaded_gen,
-            load_width=link.loaded_width,
+            expected_gen=link.expected_gen if link else None,
+            expected_width=link.expected_width if link else None,
+            load_gen=link.loaded_gen if link else None,
+            load_width=link.loaded_width if link else None,
             h2d_gbps=_h2d_gbps(bench),
             d2h_gbps=bench.get("d2h_gbps"),
             tflops=bench.get("fp16_tflops"),
