@@ -609,3 +609,17 @@ def test_a_unique_report_id_conflict_at_insert_answers_with_the_stored_run(
     assert len(calls) == 3  # before parsing, under the lock, and after the refused insert
     assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
     assert counts() == before
+
+
+def test_deleting_a_run_deletes_its_samples(rig, django_capture_on_commit_callbacks):
+    """The samples' run key has no database constraint (the ingest's speed, migration 0003): Django's
+    cascade removes them with their run, and nothing else's samples."""
+    report = _seed()
+    assert _ingest(rig, django_capture_on_commit_callbacks).status_code == 201
+    report["probe"]["argv"] = ["another", "run"]
+    Server.objects.filter(pk=rig.server.pk).update(status=ServerStatus.BURN_IN)
+    assert _ingest(rig, django_capture_on_commit_callbacks, raw=encode(report)).status_code == 201
+    first, second = BurnInRun.objects.order_by("pk")
+    first.delete()
+    assert not TelemetrySample.objects.filter(run_id=first.pk).exists()
+    assert TelemetrySample.objects.filter(run=second).count() == 6 * 310
