@@ -266,7 +266,7 @@ def telemetry_gap(ctx: Context) -> Iterable[Finding]:
 
     def words(info: dict[str, Any]) -> str:
         if not info["samples"]:
-            return "no telemetry samples"
+            return "no samples"
         parts = []
         if info["gaps"]:
             count = len(info["gaps"])

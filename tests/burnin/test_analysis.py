@@ -585,3 +585,14 @@ def test_thresholds_are_one_frozen_object() -> None:
         THRESHOLDS.h2d_ratio_fail = 0.5  # type: ignore[misc]
     with pytest.raises(TypeError):
         THRESHOLDS.h2d_expected_x16_gbps[4] = 1.0  # type: ignore[index]
+
+
+def test_short_rows_and_missing_sections_do_not_break_the_analysis() -> None:
+    doc = reports.report()
+    doc["telemetry"]["gpu_series"]["0"][7] = [70.0, 71]  # cut short
+    doc["telemetry"]["gpu_series"]["1"][3] = None
+    assert keys(analyze(doc)) >= {("power_capped", "info", 2)}
+    (gap,) = analyze({"schema": "gpu-burnin-report", "gpus": [{"index": 0}]})
+    assert gap.message == (
+        "telemetry: no samples on every GPU: no claim about throttling can be made for those periods"
+    )
