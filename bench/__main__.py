@@ -15,7 +15,7 @@ def main() -> int:
     from django.db import close_old_connections, connection
     from django.test.utils import setup_test_environment
 
-    from bench import bench_burnin_analysis, bench_burnin_charts, bench_orders, bench_receive
+    from bench import bench_burnin, bench_burnin_analysis, bench_burnin_charts, bench_orders, bench_receive
 
     setup_test_environment()
     # As Django's TestCase does: keep one connection across requests, so queries can be counted.
@@ -28,6 +28,7 @@ def main() -> int:
         bench_orders.run()
         bench_receive.run()
         bench_burnin_analysis.run()
+        bench_burnin.run()
         bench_burnin_charts.run()
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)

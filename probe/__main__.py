@@ -288,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "upload",
         help="upload a report to the Werkbank server (retries, idempotent)",
-        description="POST the gzip-compressed report to URL/api/v1/servers/SERVER/burnin-reports/ "
+        description="POST the gzip-compressed report to URL/api/v1/burnin/servers/ASSET_TAG/reports/ "
         "with an Idempotency-Key (SHA-256 of the file). Retries connection errors and "
         "5xx; re-running the same command after a failure is safe.",
     )
@@ -297,7 +297,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--url", required=True, help="base URL of the Werkbank server, e.g. https://werkbank.example"
     )
     p.add_argument("--token", help="API token (default: $WERKBANK_TOKEN)")
-    p.add_argument("--server", required=True, help="server ID in Werkbank")
+    p.add_argument(
+        "--server",
+        required=True,
+        metavar="ASSET_TAG",
+        help="the server's asset tag in Werkbank, as printed on its label (e.g. WB-2026-0003-01)",
+    )
     p.add_argument("--max-attempts", type=int, default=5, help="attempts before giving up (default: 5)")
     p.add_argument(
         "--backoff", type=float, default=2.0, help="first retry delay in seconds, doubled each time"

@@ -1,7 +1,10 @@
 """Upload a burn-in report to the Werkbank server with retries (``urllib`` only).
 
-The body is the report file, gzip-compressed, sent as-is: its SHA-256 is the ``Idempotency-Key``, so a
-retry (or re-running the same command later) is safe: the server stores one report per key.
+The report goes to ``POST {url}/api/v1/burnin/servers/{asset_tag}/reports/``, the server named by the
+asset tag on its label. The body is the report file, gzip-compressed; the SHA-256 of the file as written
+is the ``Idempotency-Key``, and the server's id for the report, so a retry (or re-running the same command
+later) is safe: the server stores one report per key and answers a repeat with the stored run (HTTP 200
+instead of 201).
 Connection errors and 5xx answers are retried with exponential backoff; a 4xx answer stops at once
 and shows the server's message, because repeating the same request cannot fix it.
 """
@@ -33,8 +36,8 @@ class UploadResult:
 
 
 def endpoint(url: str, server: str) -> str:
-    """``{url}/api/v1/servers/{server}/burnin-reports/``."""
-    return f"{url.rstrip('/')}/api/v1/servers/{urllib.parse.quote(server, safe='')}/burnin-reports/"
+    """``{url}/api/v1/burnin/servers/{asset_tag}/reports/``: the server is named by its asset tag."""
+    return f"{url.rstrip('/')}/api/v1/burnin/servers/{urllib.parse.quote(server, safe='')}/reports/"
 
 
 def _server_message(body: bytes) -> str:

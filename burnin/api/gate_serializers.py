@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from burnin.models import BurnInRun, Finding
+from burnin.api.serializers import RunFindingSerializer
+from burnin.models import BurnInRun
 
 
-class FindingSerializer(serializers.ModelSerializer):
+class FindingSerializer(RunFindingSerializer):
+    """A finding in the findings list: the run's view of it, plus its run, server and whether it is waived."""
+
     server = serializers.CharField(source="run.server.asset_tag", read_only=True, help_text="Asset tag")
     hostname = serializers.CharField(source="run.server.hostname", read_only=True)
     waived = serializers.BooleanField(read_only=True)
-    waived_by = serializers.SerializerMethodField()
 
-    class Meta:
-        model = Finding
+    class Meta(RunFindingSerializer.Meta):
         fields = [
             "id",
             "run",
@@ -33,9 +34,6 @@ class FindingSerializer(serializers.ModelSerializer):
             "waiver_reason",
         ]
         read_only_fields = fields
-
-    def get_waived_by(self, finding: Finding) -> str | None:
-        return finding.waived_by.get_username() if finding.waived_by_id else None
 
 
 class GateRunSerializer(serializers.ModelSerializer):

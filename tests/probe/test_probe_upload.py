@@ -73,7 +73,7 @@ def test_two_503_then_accepted(server, sample_report: dict, tmp_path: Path, run_
             "--token",
             "s3cret",
             "--server",
-            "SRV-42",
+            "WB-2026-0003-01",
             "--backoff",
             "0.05",
         ]
@@ -82,7 +82,7 @@ def test_two_503_then_accepted(server, sample_report: dict, tmp_path: Path, run_
     assert len(rec.requests) == 3
     key = hashlib.sha256(raw).hexdigest()
     for req in rec.requests:
-        assert req["path"] == "/api/v1/servers/SRV-42/burnin-reports/"
+        assert req["path"] == "/api/v1/burnin/servers/WB-2026-0003-01/reports/"
         assert req["headers"]["Authorization"] == "Token s3cret"
         assert req["headers"]["Content-Encoding"] == "gzip"
         assert req["headers"]["Content-Type"] == "application/json"
@@ -150,8 +150,12 @@ def test_invalid_report_is_not_uploaded(server, tmp_path: Path, run_probe, repo_
     assert env_token_missing.returncode == 2 and "WERKBANK_TOKEN" in env_token_missing.stderr
 
 
-def test_endpoint_quotes_server_id() -> None:
+def test_endpoint_names_the_server_by_its_asset_tag_quoted() -> None:
     assert (
-        endpoint("https://wb.example/", "rack 3/7")
-        == "https://wb.example/api/v1/servers/rack%203%2F7/burnin-reports/"
+        endpoint("https://wb.example/", "WB-2026-0003-01")
+        == "https://wb.example/api/v1/burnin/servers/WB-2026-0003-01/reports/"
+    )
+    assert (
+        endpoint("https://wb.example", "rack 3/7")
+        == "https://wb.example/api/v1/burnin/servers/rack%203%2F7/reports/"
     )

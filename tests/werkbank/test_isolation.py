@@ -27,11 +27,13 @@ from builds.models import (
     Server,
 )
 from builds.services import server_assign_partner, servers_create_for_order
+from burnin.models import BurnInRun
 from inventory.models import BatchLot, Component, StockMovement
 from orders.choices import OrderStatus
 from orders.models import Workload
 from orders.services import TRANSITION_SERVICES
 from tests import factories
+from tests.burnin.rig import post_report, seed003_bytes
 from tests.conftest import Tenants, api_client
 from werkbank.models import AuditEvent
 
@@ -616,6 +618,61 @@ BURNIN_CHART_CASES: dict[str, Callable[[World], None]] = {
 }
 
 
+# --- burnin: the probe's upload for P's server, and its runs -------------------------------------------
+
+
+def _burnin_server(w: World) -> Any:
+    """P's server of A's order, assembled: ready to take a burn-in report."""
+    server = _builds(w).server
+    Server.objects.filter(pk=server.pk).update(status=ServerStatus.ASSEMBLED)
+    return server
+
+
+def _burnin_run(w: World) -> int:
+    server = _burnin_server(w)
+    url = f"/api/v1/burnin/servers/{server.asset_tag}/reports/"
+    with TestCase.captureOnCommitCallbacks(execute=True):  # the report's file is written on commit
+        response = post_report(w.t.user_p, url, seed003_bytes())
+    assert response.status_code == 201, response.content
+    return response.json()["id"]
+
+
+def burnin_server_reports(w: World) -> None:
+    server = _burnin_server(w)
+    url = f"/api/v1/burnin/servers/{server.asset_tag}/reports/"
+    for user in (w.t.user_b, w.t.user_q, w.t.outsider):
+        assert post_report(user, url, seed003_bytes()).status_code == 404, user.username
+    # Customer A follows the server, but only its partner (and PMs) post reports.
+    assert post_report(w.t.user_a, url, seed003_bytes()).status_code == 403
+    assert not BurnInRun.objects.exists()
+    server.refresh_from_db()
+    assert server.status == ServerStatus.ASSEMBLED
+    assert _burnin_run(w)  # the same body from P is stored
+
+
+def burnin_run_list(w: World) -> None:
+    run = _burnin_run(w)
+    for user in (w.t.pm, w.t.user_p, w.t.user_a):
+        assert _ids(api_client(user).get("/api/v1/burnin/runs/")) == {run}, user.username
+    for user in (w.t.user_b, w.t.user_q, w.t.outsider):
+        assert _ids(api_client(user).get("/api/v1/burnin/runs/")) == set(), user.username
+    server = _builds(w).server.pk
+    assert api_client(w.t.user_q).get(f"/api/v1/burnin/runs/?server={server}").status_code == 400
+
+
+def burnin_run_detail(w: World) -> None:
+    url = f"/api/v1/burnin/runs/{_burnin_run(w)}/"
+    assert api_client(w.t.user_a).get(url).status_code == 200
+    _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
+
+
+BURNIN_CASES: dict[str, Callable[[World], None]] = {
+    "burnin-server-reports": burnin_server_reports,
+    "burnin-run-list": burnin_run_list,
+    "burnin-run-detail": burnin_run_detail,
+}
+
+
 CASES: dict[str, Callable[[World], None]] = {
     "organization-list": organization_list,
     "organization-detail": organization_detail,
@@ -655,6 +712,7 @@ CASES: dict[str, Callable[[World], None]] = {
     **BUILDS_CASES,
     **BURNIN_GATE_CASES,
     **BURNIN_CHART_CASES,
+    **BURNIN_CASES,
 }
 
 

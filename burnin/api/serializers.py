@@ -1,0 +1,122 @@
+"""Serializers of the burn-in app: runs as a list, and one run with its stages, GPU results and findings.
+
+Everything here is read-only: a run comes in as the probe's report (the `reports` action), never as a
+serializer's input.
+"""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from builds.api.serializers import EnumField
+from burnin.choices import RunResult, Severity, StageStatus
+from burnin.models import BurnInRun, BurnInStage, Finding, GpuResult
+
+
+class RunSerializer(serializers.ModelSerializer):
+    """A run as the list shows it, with its findings counted by severity."""
+
+    asset_tag = serializers.CharField(source="server.asset_tag", read_only=True)
+    hostname = serializers.CharField(source="server.hostname", read_only=True)
+    result = EnumField(RunResult, read_only=True)
+    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    findings_fail = serializers.IntegerField(read_only=True)
+    findings_warn = serializers.IntegerField(read_only=True)
+    findings_info = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = BurnInRun
+        fields = [
+            "id",
+            "server",
+            "asset_tag",
+            "hostname",
+            "report_id",
+            "probe_version",
+            "schema_version",
+            "started_at",
+            "ended_at",
+            "result",
+            "rules_version",
+            "uploaded_by",
+            "created_at",
+            "findings_fail",
+            "findings_warn",
+            "findings_info",
+        ]
+        read_only_fields = fields
+
+
+class StageSerializer(serializers.ModelSerializer):
+    status = EnumField(StageStatus, read_only=True)
+
+    class Meta:
+        model = BurnInStage
+        fields = ["position", "name", "status", "reason", "started_at", "ended_at"]
+        read_only_fields = fields
+
+
+class GpuResultSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = GpuResult
+        fields = [
+            "index",
+            "serial",
+            "uuid",
+            "name",
+            "pci_bus_id",
+            "numa_node",
+            "component",
+            "expected_gen",
+            "expected_width",
+            "load_gen",
+            "load_width",
+            "h2d_gbps",
+            "d2h_gbps",
+            "tflops",
+            "vram_gbps",
+            "peak_temp_c",
+            "min_margin_c",
+            "mean_power_w",
+            "power_limit_w",
+            "matmuls",
+            "mismatches",
+            "nans",
+        ]
+        read_only_fields = fields
+
+
+class RunFindingSerializer(serializers.ModelSerializer):
+    """A finding as its run lists it; `burnin.api.gate_serializers.FindingSerializer` adds the server."""
+
+    severity = EnumField(Severity, read_only=True)
+    waived_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Finding
+        fields = [
+            "id",
+            "code",
+            "severity",
+            "subject",
+            "gpu_index",
+            "message",
+            "evidence",
+            "rule_version",
+            "waived_by",
+            "waived_at",
+            "waiver_reason",
+        ]
+        read_only_fields = fields
+
+
+class RunDetailSerializer(RunSerializer):
+    """One run in full: what the probe measured per stage and per GPU, and what the analysis found."""
+
+    stages = StageSerializer(many=True, read_only=True)
+    gpu_results = GpuResultSerializer(many=True, read_only=True)
+    findings = RunFindingSerializer(many=True, read_only=True)
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "stages", "gpu_results", "findings"]
+        read_only_fields = fields

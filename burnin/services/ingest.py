@@ -1,0 +1,573 @@
+"""Ingest: one probe report in, stored and analysed in one transaction.
+
+The probe posts its report (JSON, usually gzip-compressed) to
+``POST /api/v1/burnin/servers/{asset_tag}/reports/``. What happens to it here:
+
+1. ``read_report_body`` reads the body in chunks and inflates a gzip body (``Content-Encoding: gzip``, or
+   a body that starts with gzip's magic bytes) only up to ``WERKBANK_MAX_REPORT_BYTES``: a larger report,
+   or a zip bomb, is refused once the limit is passed, never inflated whole.
+2. The report id is the SHA-256 of the uncompressed report, which is what the probe sends as its
+   ``Idempotency-Key`` (the SHA-256 of the report file as written). A key that differs from it is a 400:
+   the body is not the file the probe hashed. A report that is already stored answers with its run and
+   adds nothing; two concurrent posts of one report are serialised by the server's row lock (and the
+   unique report id backs it).
+3. ``parse_report`` validates against the probe's own schema (``probe/schema/report-v1.schema.json``)
+   with the probe's validator, so the 400 names the JSON path of the first error exactly as
+   ``python -m probe validate`` does. The telemetry rows (200k in a 72 h run) are checked by a fast path
+   that is equivalent to their schema (it is asserted to be, at import), and explained by the validator.
+4. ``burnin.analysis.analyze`` finds the faults, with what the server knows: the slot each GPU sits in.
+5. ``report_ingest`` stores the run, its stages, per-GPU results, BMC events, findings and telemetry in one
+   transaction, moves an ``assembled`` server to ``burn_in``, and audits ``burnin.ingest`` on the server.
+   Telemetry goes in through PostgreSQL's binary ``COPY`` (SQLite: ``bulk_create``), see
+   ``burnin.services.samples``. The raw report is kept gzip-compressed as the run's stored file, written
+   after the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from builds.choices import ConnectorKind, ServerStatus
+from builds.models import Installation, Server
+from builds.services import server_transition
+from burnin import analysis
+from burnin.analysis.context import build_context
+from burnin.choices import RunResult, Severity, StageStatus
+from burnin.models import BmcEvent, BurnInRun, BurnInStage, Finding, GpuResult
+from burnin.rules import THRESHOLDS
+from burnin.services.samples import report_time, store_samples
+from inventory.serials import normalize_serial
+from probe.schema import load_schema
+from probe.validate import ValidationError, Validator
+from werkbank.audit import audit, user_or_none
+from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.files import save_with_file
+
+#: Servers in these statuses take a report; an `assembled` one is moved to `burn_in` by it.
+ACCEPTS_REPORTS = frozenset({ServerStatus.ASSEMBLED, ServerStatus.BURN_IN})
+#: Connector kinds a GPU sits in: their PCIe generation and lanes are what the slot can give it.
+GPU_CONNECTORS = frozenset({ConnectorKind.PCIE_SLOT, ConnectorKind.RISER_PORT})
+
+GZIP_MAGIC = b"\x1f\x8b"
+READ_CHUNK_BYTES = 1 << 20
+
+
+class ReportTooLarge(InvalidInput):
+    """The report is larger than WERKBANK_MAX_REPORT_BYTES uncompressed: the API answers 413."""
+
+
+@dataclass(frozen=True)
+class ReportBody:
+    """An uploaded report: its bytes as the probe wrote them, and the gzip stream it came in, if any."""
+
+    raw: bytes
+    gz: bytes | None = None
+
+
+# --- Reading the body ----------------------------------------------------------------------------------
+
+
+def _chunks(stream: BinaryIO | None, first: bytes) -> Iterator[bytes]:
+    if first:
+        yield first
+    while stream is not None and (chunk := stream.read(READ_CHUNK_BYTES)):
+        yield chunk
+
+
+def _too_large(limit: int, what: str) -> ReportTooLarge:
+    return ReportTooLarge(
+        "report",
+        f"{what} is larger than the limit of {limit:,} bytes uncompressed (WERKBANK_MAX_REPORT_BYTES).",
+    )
+
+
+def read_report_body(
+    stream: BinaryIO | None, *, content_encoding: str = "", limit: int | None = None
+) -> ReportBody:
+    """Read an uploaded report from `stream`, inflating gzip, and refuse it past `limit` bytes.
+
+    The body is gzip when `Content-Encoding: gzip` says so or when it starts with gzip's magic bytes (a
+    client may send a `.json.gz` file as it is). Reading stops as soon as the limit is passed, in the
+    compressed and in the inflated bytes alike.
+    """
+    limit = settings.WERKBANK_MAX_REPORT_BYTES if limit is None else limit
+    encoding = content_encoding.strip().lower()
+    if encoding not in {"", "identity", "gzip", "x-gzip"}:
+        raise InvalidInput(
+            "Content-Encoding",
+            f"{content_encoding!r} is not accepted: send the report as plain JSON or gzip.",
+        )
+    first = stream.read(READ_CHUNK_BYTES) if stream is not None else b""
+    if not first:
+        raise InvalidInput("report", "The body is empty: send the report JSON (plain or gzip).")
+    if encoding in {"gzip", "x-gzip"} or first.startswith(GZIP_MAGIC):
+        if not first.startswith(GZIP_MAGIC):
+            raise InvalidInput("Content-Encoding", "says gzip, but the body is not gzip data.")
+        return _inflate(_chunks(stream, first), limit)
+    parts, size = [], 0
+    for chunk in _chunks(stream, first):
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit, "The report")
+        parts.append(chunk)
+    return ReportBody(raw=b"".join(parts))
+
+
+def _inflate(chunks: Iterable[bytes], limit: int) -> ReportBody:
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip framing only
+    compressed: list[bytes] = []
+    out: list[bytes] = []
+    size = compressed_size = 0
+    for chunk in chunks:
+        if inflater.eof:
+            raise InvalidInput("report", "There are bytes after the end of the gzip stream.")
+        # Deflate can pad with empty blocks: the compressed bytes are held to the limit too.
+        compressed_size += len(chunk)
+        if compressed_size > limit:
+            raise _too_large(limit, "The gzip body")
+        compressed.append(chunk)
+        data = chunk
+        while data and not inflater.eof:
+            try:
+                # At most one byte past the limit: enough to refuse, whatever the stream would inflate to.
+                piece = inflater.decompress(data, limit + 1 - size)
+            except zlib.error as exc:
+                raise InvalidInput("report", f"The gzip body is corrupt: {exc}.") from None
+            size += len(piece)
+            if size > limit:
+                raise _too_large(limit, "The inflated report")
+            out.append(piece)
+            data = inflater.unconsumed_tail
+        if inflater.unused_data:
+            raise InvalidInput("report", "There are bytes after the end of the gzip stream.")
+    if not inflater.eof:
+        raise InvalidInput("report", "The gzip body ends early: the upload is truncated.")
+    return ReportBody(raw=b"".join(out), gz=b"".join(compressed))
+
+
+# --- Validation ----------------------------------------------------------------------------------------
+
+_SCHEMA = load_schema()
+_VALIDATOR = Validator(_SCHEMA)
+#: A telemetry row: numbers or nulls. The fast check below stands in for exactly this schema.
+_ROW_SCHEMA = {"type": "array", "items": {"type": ["number", "null"]}}
+_SERIES_KEY = "^[0-9]+$"
+_SERIES_SCHEMA = {
+    "type": "object",
+    "patternProperties": {_SERIES_KEY: {"type": "array", "items": _ROW_SCHEMA}},
+    "additionalProperties": False,
+}
+if _SCHEMA["$defs"]["telemetry"]["properties"]["gpu_series"] != _SERIES_SCHEMA:  # pragma: no cover
+    raise ImportError(
+        "The schema's telemetry.gpu_series changed: update the fast row check in burnin.services.ingest."
+    )
+#: Python types a row value of `_ROW_SCHEMA` may have (not bool: JSON's true is no number).
+_ROW_VALUE_TYPES = frozenset({int, float, type(None)})
+
+
+def _series_errors(series: Mapping[str, Any]) -> list[ValidationError]:
+    """The schema's errors in the telemetry rows, found fast and worded by the probe's validator."""
+    errors: list[ValidationError] = []
+    allowed = _ROW_VALUE_TYPES
+    for key, rows in series.items():
+        if not isinstance(rows, list):
+            continue  # the validator reports it, with the rest of the document
+        for i, row in enumerate(rows):
+            if type(row) is list and allowed.issuperset(map(type, row)):
+                continue
+            errors.extend(_VALIDATOR.errors(row, _ROW_SCHEMA, f"$.telemetry.gpu_series['{key}'][{i}]"))
+    return errors
+
+
+def validation_errors(report: Any) -> list[ValidationError]:
+    """Every schema error of `report`, as `python -m probe validate` words them (path and message).
+
+    The telemetry rows are checked by a fast loop that accepts exactly what their schema accepts; the
+    rest of the document by the probe's validator, with each series' rows left out of it. Errors in the
+    document come before errors in the rows.
+    """
+    telemetry = report.get("telemetry") if isinstance(report, dict) else None
+    series = telemetry.get("gpu_series") if isinstance(telemetry, dict) else None
+    if not isinstance(series, dict):
+        return _VALIDATOR.errors(report)
+    fast = {
+        key: rows
+        for key, rows in series.items()
+        if isinstance(rows, list) and key.isascii() and key.isdigit()  # the schema's ^[0-9]+$
+    }
+    shallow = {
+        **report,
+        "telemetry": {**telemetry, "gpu_series": {**series, **{key: [] for key in fast}}},
+    }
+    return _VALIDATOR.errors(shallow) + _series_errors(fast)
+
+
+def parse_report(raw: bytes) -> dict[str, Any]:
+    """The report as a dict, or a 400 naming the JSON path of the first error."""
+    try:
+        report = json.loads(raw)
+    except ValueError as exc:  # UnicodeDecodeError is a ValueError too
+        raise InvalidInput("report", f"$: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidInput("report", "$: not valid JSON: nested too deeply") from None
+    errors = validation_errors(report)
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise InvalidInput("report", f"{errors[0]}{more}")
+    _check_consistency(report)
+    return report
+
+
+def _check_consistency(report: dict[str, Any]) -> None:
+    """What the schema cannot say but the rows need: each rule a 400 naming the path."""
+    probe = report["probe"]
+    if probe["ended_at"] is not None and probe["ended_at"] < probe["started_at"]:
+        raise InvalidInput("report", "$.probe.ended_at: is before $.probe.started_at.")
+    _unique(report["stages"], "name", "$.stages", "stage")
+    _unique(report["gpus"], "index", "$.gpus", "GPU index")
+    telemetry = report["telemetry"]
+    if not telemetry or not any(telemetry["gpu_series"].values()):
+        return
+    columns = telemetry["gpu_columns"]
+    if "t_offset_s" not in columns:
+        raise InvalidInput("report", "$.telemetry.gpu_columns: needs 't_offset_s' to time the samples.")
+    offset, width = columns.index("t_offset_s"), len(columns)
+    for key, rows in telemetry["gpu_series"].items():
+        # Whole-series checks run in C; the loop below only looks for the first offending row.
+        if any(length != width for length in set(map(len, rows))):
+            i = next(i for i, row in enumerate(rows) if len(row) != width)
+            raise InvalidInput(
+                "report",
+                f"$.telemetry.gpu_series['{key}'][{i}]: has {len(rows[i])} values, "
+                f"expected {width} (one per gpu_columns entry).",
+            )
+        offsets = [row[offset] for row in rows]
+        if None in offsets:
+            i = offsets.index(None)
+            path = f"$.telemetry.gpu_series['{key}'][{i}][{offset}]"
+            raise InvalidInput("report", f"{path}: t_offset_s is null.")
+
+
+def _unique(items: list[dict[str, Any]], key: str, path: str, what: str) -> None:
+    seen: set[Any] = set()
+    for i, item in enumerate(items):
+        if item[key] in seen:
+            raise InvalidInput("report", f"{path}[{i}].{key}: {what} {item[key]!r} appears twice.")
+        seen.add(item[key])
+
+
+def _text(value: Any, path: str, max_length: int) -> str:
+    """A string for a column of `max_length`, or a 400 naming the path: nothing is cut silently."""
+    text = "" if value is None else str(value)
+    if len(text) > max_length:
+        raise InvalidInput("report", f"{path}: longer than {max_length} characters.")
+    return text
+
+
+# --- What the server knows: installed GPUs and their slots ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Slot:
+    """The installed component a reported GPU matched by serial, and the connector it sits in."""
+
+    component_id: int
+    pcie_gen: int | None
+    pcie_lanes: int | None
+
+
+def installed_slots(server: Server) -> dict[str, Slot]:
+    """The server's components now installed in a PCIe slot or riser port, by normalised serial."""
+    installations = (
+        Installation.objects.filter(
+            server=server, removed_at__isnull=True, connector__kind__in=GPU_CONNECTORS
+        )
+        .select_related("component", "connector")
+        .order_by("pk")
+    )
+    return {
+        normalize_serial(each.component.serial): Slot(
+            each.component_id, each.connector.pcie_gen, each.connector.pcie_lanes
+        )
+        for each in installations
+    }
+
+
+def platform_max_gen(server: Server) -> int | None:
+    """The highest PCIe generation among the server's GPU connectors (None when none states one)."""
+    gens = server.connectors.filter(kind__in=GPU_CONNECTORS, pcie_gen__isnull=False).values_list(
+        "pcie_gen", flat=True
+    )
+    return max(gens, default=None)
+
+
+def expectations(report: Mapping[str, Any], slots: Mapping[str, Slot], platform: int | None) -> Any:
+    """The analysis' expectations: each matched GPU's slot link (by the report's serial) and the platform."""
+    slot_links = {}
+    for gpu in report["gpus"]:
+        slot = slots.get(normalize_serial(gpu["serial"])) if gpu["serial"] else None
+        if slot is not None:
+            slot_links[gpu["serial"]] = (slot.pcie_gen, slot.pcie_lanes)
+    return analysis.Expectations(platform_max_gen=platform, slot_links=slot_links)
+
+
+def links(report: Mapping[str, Any], expectations: Any) -> dict[int, Any]:
+    """Each GPU's link as the analysis judges it (expected from card, host, platform and slot; under load
+    as the probe measured it), by GPU index: what the GPU results show is what the findings were based on.
+    The telemetry is left out: the links need none of it, and it is scanned once, by `analyze`."""
+    context = build_context({**report, "telemetry": None}, expectations, THRESHOLDS)
+    return {gpu.index: gpu.link for gpu in context.gpus}
+
+
+# --- The ingest ----------------------------------------------------------------------------------------
+
+
+def report_id_of(raw: bytes, idempotency_key: str | None = None) -> str:
+    """The report id: SHA-256 of the uncompressed report. A given Idempotency-Key must be that hash."""
+    report_id = hashlib.sha256(raw).hexdigest()
+    if idempotency_key is not None and idempotency_key.strip().lower() != report_id:
+        raise InvalidInput(
+            "Idempotency-Key",
+            f"must be the SHA-256 of the uncompressed report ({report_id}), as the probe sends it; "
+            f"got {idempotency_key[:80]!r}.",
+        )
+    return report_id
+
+
+def _existing(report_id: str, server: Server) -> BurnInRun | None:
+    run = BurnInRun.objects.filter(report_id=report_id).first()
+    if run is not None and run.server_id != server.pk:
+        raise RuleViolation(
+            f"This report (id {report_id[:12]}…) is already stored for another server; "
+            f"it cannot also be the burn-in of {server.asset_tag}.",
+            code="report_elsewhere",
+        )
+    return run
+
+
+def report_ingest(
+    *, server: Server, actor: Any, raw: bytes, gz: bytes | None = None, idempotency_key: str | None = None
+) -> tuple[BurnInRun, bool]:
+    """Store one probe report for `server`, analysed, in one transaction; `(run, created)`.
+
+    `raw` is the report as the probe wrote it; `gz`, when the upload was gzip, is that stream (kept as the
+    stored file, so it is not compressed twice). A report that is already stored returns its run and
+    changes nothing, whatever the server's status is by now. Otherwise the server must be `assembled`
+    (it moves to `burn_in`) or in `burn_in` (409), and the report must be valid (400, naming the JSON
+    path of the first error).
+
+    Reading, validating and analysing the report happen before the transaction opens: the server's row
+    lock is held only while the rows are written (and the telemetry copied in).
+    """
+    report_id = report_id_of(raw, idempotency_key)
+    existing = _existing(report_id, server)
+    if existing is not None:
+        return existing, False
+    if server.status not in ACCEPTS_REPORTS:  # checked again under the lock; this saves parsing
+        raise _wrong_status(server)
+    report = parse_report(raw)
+    slots = installed_slots(server)
+    expected = expectations(report, slots, platform_max_gen(server))
+    findings = analysis.analyze(report, expectations=expected)
+    try:
+        return _store(
+            server=server,
+            actor=actor,
+            report_id=report_id,
+            report=report,
+            findings=findings,
+            slots=slots,
+            links=links(report, expected),
+            gz=gz if gz is not None else zlib_gzip(raw),
+        )
+    except IntegrityError:
+        # Another request stored the same report for another server in the meantime (the row lock
+        # serialises posts to one server): answer as if it had come first.
+        existing = _existing(report_id, server)
+        if existing is None:
+            raise
+        return existing, False
+
+
+def zlib_gzip(raw: bytes) -> bytes:
+    """gzip at zlib's default level 6: 3-4× faster than `gzip.compress`'s 9, within a few % of its size."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    return packer.compress(raw) + packer.flush()
+
+
+def _wrong_status(server: Server) -> RuleViolation:
+    return RuleViolation(
+        f"Server {server.asset_tag} is {server.get_status_display().lower()}: a burn-in report is taken "
+        "only while the server is assembled or in burn-in.",
+        code="server_status",
+    )
+
+
+@transaction.atomic
+def _store(
+    *,
+    server: Server,
+    actor: Any,
+    report_id: str,
+    report: dict[str, Any],
+    findings: list[Any],
+    slots: Mapping[str, Slot],
+    links: Mapping[int, Any],
+    gz: bytes,
+) -> tuple[BurnInRun, bool]:
+    locked = Server.objects.select_for_update(of=("self",)).get(pk=server.pk)
+    # A concurrent post of the same report waited for the lock above: it now finds the stored run.
+    existing = _existing(report_id, locked)
+    if existing is not None:
+        return existing, False
+    if locked.status not in ACCEPTS_REPORTS:
+        raise _wrong_status(locked)
+    if locked.status == ServerStatus.ASSEMBLED:
+        locked = server_transition(
+            server=locked,
+            actor=actor,
+            target=ServerStatus.BURN_IN,
+            verb="start_burn_in",
+            note=f"Burn-in report {report_id[:12]} uploaded.",
+        )
+
+    probe = report["probe"]
+    stages = report["stages"]
+    interrupted = any(s["status"] in {StageStatus.INTERRUPTED, StageStatus.FAILED} for s in stages)
+    if any(f.severity == Severity.FAIL for f in findings):
+        result = RunResult.FAIL
+    elif interrupted:
+        result = RunResult.INCOMPLETE
+    else:
+        result = RunResult.PASS
+    run = BurnInRun(
+        server=locked,
+        report_id=report_id,
+        probe_version=_text(probe["version"], "$.probe.version", 32),
+        schema_version=_text(report["schema_version"], "$.schema_version", 16),
+        started_at=report_time(probe["started_at"]),
+        ended_at=report_time(probe["ended_at"]),
+        result=result,
+        rules_version=analysis.RULES_VERSION,
+        uploaded_by=user_or_none(actor),
+    )
+    save_with_file(run, field="report", content=gz, filename=f"{report_id}.json.gz")
+
+    BurnInStage.objects.bulk_create(
+        BurnInStage(
+            run=run,
+            position=position,
+            name=stage["name"],
+            status=stage["status"],
+            reason=stage["reason"] or "",
+            started_at=report_time(stage["started_at"]),
+            ended_at=report_time(stage["ended_at"]),
+        )
+        for position, stage in enumerate(stages)
+    )
+    GpuResult.objects.bulk_create(_gpu_results(run, report, slots, links))
+    BmcEvent.objects.bulk_create(_bmc_events(run, report))
+    Finding.objects.bulk_create(_findings(run, findings))
+    samples = store_samples(run, report)
+
+    counts = {str(s): sum(1 for f in findings if f.severity == s) for s in Severity}
+    audit(
+        actor=actor,
+        verb="burnin.ingest",
+        obj=locked,
+        after={
+            "run": run.pk,
+            "report_id": report_id,
+            "result": result,
+            "findings": counts,
+            "samples": samples,
+        },
+        note=f"Burn-in report {report_id[:12]}: {result}.",
+    )
+    return run, True
+
+
+def _h2d_gbps(bench: Mapping[str, Any] | None) -> float | None:
+    """The card's own pinned H2D: NUMA-local where measured, else the default placement (as the
+    analysis' `h2d_bandwidth_outlier` reads it)."""
+    if not bench:
+        return None
+    h2d = bench["h2d_gbps"]
+    return h2d["local"] if h2d["local"] is not None else h2d["default"]
+
+
+def _gpu_results(
+    run: BurnInRun, report: Mapping[str, Any], slots: Mapping[str, Slot], links: Mapping[int, Any]
+) -> Iterator[GpuResult]:
+    for i, gpu in enumerate(report["gpus"]):
+        path = f"$.gpus[{i}]"
+        slot = slots.get(normalize_serial(gpu["serial"])) if gpu["serial"] else None
+        link = links.get(gpu["index"])  # none where the analysis skipped the card (an index of 3.0)
+        bench = gpu.get("bench") or {}
+        burn = gpu.get("burn") or {}
+        yield GpuResult(
+            run=run,
+            index=gpu["index"],
+            serial=_text(gpu["serial"], f"{path}.serial", 64),
+            uuid=_text(gpu["uuid"], f"{path}.uuid", 64),
+            name=_text(gpu["name"], f"{path}.name", 100),
+            pci_bus_id=_text(gpu["pci_bus_id"], f"{path}.pci_bus_id", 32),
+            numa_node=gpu["numa_node"],
+            component_id=slot.component_id if slot else None,
+            expected_gen=link.expected_gen if link else None,
+            expected_width=link.expected_width if link else None,
+            load_gen=link.loaded_gen if link else None,
+            load_width=link.loaded_width if link else None,
+            h2d_gbps=_h2d_gbps(bench),
+            d2h_gbps=bench.get("d2h_gbps"),
+            tflops=bench.get("fp16_tflops"),
+            vram_gbps=bench.get("vram_gbps"),
+            peak_temp_c=gpu["thermal"]["peak_gpu_c"],
+            min_margin_c=gpu["thermal"]["min_tlimit_c"],
+            mean_power_w=gpu["power"]["mean_w"],
+            power_limit_w=gpu["power"]["limit_w"],
+            matmuls=burn.get("matmuls_checked"),
+            mismatches=burn.get("mismatches"),
+            nans=burn.get("nans"),
+        )
+
+
+def _bmc_events(run: BurnInRun, report: Mapping[str, Any]) -> Iterator[BmcEvent]:
+    for i, event in enumerate(report["host_memory"]["sel_events"]):
+        path = f"$.host_memory.sel_events[{i}]"
+        yield BmcEvent(
+            run=run,
+            sel_id=_text(event["id"], f"{path}.id", 16),
+            at=report_time(event["ts_utc"]),
+            sensor=_text(event["sensor"], f"{path}.sensor", 100),
+            event=_text(event["event"], f"{path}.event", 200),
+            direction=_text(event["dir"], f"{path}.dir", 16),
+            dimm=_text(event["dimm"], f"{path}.dimm", 64),
+            memory_kind=_text(event["memory_kind"], f"{path}.memory_kind", 32),
+            record=event,
+        )
+
+
+def _findings(run: BurnInRun, findings: Iterable[Any]) -> Iterator[Finding]:
+    for finding in findings:
+        gpu = finding.subject if isinstance(finding.subject, int) else None
+        subject = f"GPU {gpu}" if gpu is not None else str(finding.subject)
+        yield Finding(
+            run=run,
+            code=finding.code,
+            severity=finding.severity,
+            # The subject is a label; the message names it in full.
+            subject=subject if len(subject) <= 100 else subject[:99] + "…",
+            gpu_index=gpu,
+            message=finding.message,
+            evidence=finding.evidence,
+            rule_version=analysis.RULES_VERSION,
+        )
