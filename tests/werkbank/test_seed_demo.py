@@ -67,3 +67,35 @@ def test_seed_demo_is_idempotent_and_loads_the_fleets(client, capsys):
 
     assert client.login(username="pm", password=DEMO_PASSWORD)
     assert client.get("/admin/").status_code == 200
+
+
+def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_commit_callbacks):
+    """The 7U machine's run shows seed 003's figures and waits for a PM on its interrupted stage; the fleet's
+    first server passed."""
+    from burnin.models import BurnInRun
+
+    settings.MEDIA_ROOT = tmp_path
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("seed_demo")
+    runs = {run.server.order.customer.name: run for run in BurnInRun.objects.select_related("server__order")}
+
+    seven_u = runs["Inferenzlabor Demo GmbH"]
+    assert (seven_u.server.status, seven_u.result) == ("burn_in", "fail")
+    tflops = sorted(seven_u.gpu_results.values_list("tflops", flat=True))
+    assert (tflops[0], tflops[-1]) == (291.0, 302.0)
+    assert all(1469 <= gpu.vram_gbps <= 1473 for gpu in seven_u.gpu_results.all())
+    assert max(seven_u.gpu_results.values_list("peak_temp_c", flat=True)) == 88
+    assert set(seven_u.gpu_results.values_list("load_gen", "load_width")) == {(4, 16)}  # after the move
+    assert set(seven_u.findings.exclude(severity="info").values_list("code", "severity", "subject")) == {
+        ("stage_incomplete", "fail", "stage burn"),
+        ("thermal_margin_low", "warn", "GPU 1"),
+        ("ecc_correlated_periodic", "warn", "DIMMs A1, B1"),
+        ("host_dimm_correctable", "warn", "DIMM A1"),
+        ("host_dimm_correctable", "warn", "DIMM B1"),
+    }
+    assert seven_u.report.storage.exists(seven_u.report.name)
+
+    fleet = runs["Vastfleet Rentals GmbH"]
+    assert (fleet.server.status, fleet.result) == ("burn_in_passed", "pass")
+    assert fleet.gpu_results.count() == 8
+    assert not fleet.findings.exclude(severity="info").exists()

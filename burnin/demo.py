@@ -1,0 +1,176 @@
+"""Demo data of the burn-in: probe reports for the demo's assembled servers, ingested as uploads are.
+
+- The 7U machine of Inferenzlabor (seed 003), after its two GPUs were moved off the faulty connectors: all six
+  cards at Gen4 x16 and 27.7 GB/s, FP16 291–302 TFLOPS, VRAM ~1,471 GB/s, a peak of 88 °C against the ~90 °C
+  slowdown, DIMMs A1 and B1 with correctable ECC in the same second at 4 h 30 m and 4 h 01 m, and the `burn`
+  stage interrupted by the workshop's power distribution. It stays in burn-in: the interrupted stage waits for
+  a PM's decision.
+- The first server of the Vastfleet fleet (8× RTX 5090 on a Gen5 platform): a clean 10 h run that passes, and
+  the PM passes it.
+
+Both reports are the seed 003 report of the test fixtures (written by the probe's own code, see
+`tests/fixtures/burnin/make_seed003_report.py`), with the demo server's serials and hostname and the figures
+above; the fleet's is reshaped to eight RTX 5090 cards.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from builds.choices import ServerStatus
+from builds.models import Installation, Server
+from burnin.models import BurnInRun
+from burnin.services.gate import server_pass_burnin
+from burnin.services.ingest import report_ingest
+from inventory.choices import PartCategory
+from werkbank.demo_context import DemoContext
+
+SEED_003_REPORT = Path(settings.BASE_DIR) / "tests" / "fixtures" / "burnin" / "seed003-report.json"
+
+#: RTX 5090 figures for the fleet's run: FP16 dense ~209 TFLOPS, 1,792 GB/s GDDR7 (≈ 1,650 measured),
+#: 575 W board power, PCIe Gen5 x16 (≈ 53.6 GB/s host to device).
+RTX_5090 = {
+    "name": "NVIDIA GeForce RTX 5090",
+    "pci_device_id": "2B8510DE",
+    "tflops": [209.8, 208.1, 210.4, 207.9, 209.2, 208.8, 210.1, 207.5],
+    "vram_gbps": 1650.0,
+    "h2d_gbps": 53.6,
+    "d2h_gbps": 54.9,
+    "peak_c": [76, 78, 77, 79, 75, 78, 77, 76],
+    "tlimit_c": 90,
+    "power_w": 561.0,
+    "limit_w": 575.0,
+}
+
+
+def seed(context: DemoContext) -> None:
+    pm = context.pm
+    seven_u = context.orders["Inferenzlabor Demo GmbH"].servers.order_by("sequence").first()
+    fleet = context.orders["Vastfleet Rentals GmbH"].servers.order_by("sequence").first()
+    base = json.loads(SEED_003_REPORT.read_text())
+    for server, report, passes in (
+        (seven_u, _seven_u_report(base, seven_u), False),
+        (fleet, _fleet_report(base, fleet), True),
+    ):
+        if server is None or BurnInRun.objects.filter(server=server).exists():
+            continue
+        if server.status not in (ServerStatus.ASSEMBLED, ServerStatus.BURN_IN):
+            continue
+        report_ingest(server=server, actor=pm, raw=json.dumps(report).encode())
+        context.created += 1
+        if passes:
+            server_pass_burnin(
+                server=server, actor=pm, note="Clean 10 h burn-in, all eight cards at Gen5 x16."
+            )
+
+
+def _gpu_serials(server: Server) -> list[str]:
+    """The installed GPUs' serials in connector order: the order the probe numbers them in (by PCI bus)."""
+    return list(
+        Installation.objects.filter(
+            server=server, removed_at__isnull=True, component__part__category=PartCategory.GPU
+        )
+        .order_by("connector__position")
+        .values_list("component__serial", flat=True)
+    )
+
+
+def _columns(report: dict[str, Any]) -> dict[str, int]:
+    return {name: index for index, name in enumerate(report["telemetry"]["gpu_columns"])}
+
+
+def _seven_u_report(base: dict[str, Any], server: Server | None) -> dict[str, Any]:
+    """Seed 003 after the fix: GPUs 2 and 4 moved to free bays and trained at Gen4 x16."""
+    report = copy.deepcopy(base)
+    if server is None:
+        return report
+    report["host"]["hostname"] = server.hostname
+    column = _columns(report)
+    healthy = report["gpus"][0]
+    for gpu, serial in zip(report["gpus"], _gpu_serials(server), strict=False):
+        gpu["serial"] = serial
+        if gpu["pcie"]["load"]["width"] == 16:
+            continue
+        for key in ("idle", "load"):
+            gpu["pcie"][key]["width"] = 16
+        for key in ("gpu", "upstream", "gpu_end", "upstream_end"):
+            gpu["pcie"]["sysfs"][key]["current_link_width"] = 16
+        gpu["bench"]["h2d_gbps"] = copy.deepcopy(healthy["bench"]["h2d_gbps"])
+        gpu["bench"]["d2h_gbps"] = healthy["bench"]["d2h_gbps"]
+        for row in report["telemetry"]["gpu_series"][str(gpu["index"])]:
+            row[column["pcie_width"]] = 16
+    return report
+
+
+def _fleet_report(base: dict[str, Any], server: Server | None) -> dict[str, Any]:
+    """A clean run of eight RTX 5090 on a Gen5 platform, shaped from the seed 003 report."""
+    report = copy.deepcopy(base)
+    if server is None:
+        return report
+    spec = RTX_5090
+    report["host"]["hostname"] = server.hostname
+    report["outcome"] = {"status": "ok", "exit_code": 0, "reasons": []}
+    for stage in report["stages"]:
+        if stage["name"] == "burn":
+            stage["status"], stage["reason"] = "ok", None
+    report["host_memory"]["sel_events"] = [
+        event for event in report["host_memory"]["sel_events"] if event.get("memory_kind") is None
+    ]
+    column = _columns(report)
+    template, series = report["gpus"][0], report["telemetry"]["gpu_series"]["0"]
+    gpus, all_series = [], {}
+    for index, serial in enumerate(_gpu_serials(server)[:8]):
+        gpu = copy.deepcopy(template)
+        gpu.update(
+            index=index,
+            serial=serial,
+            name=spec["name"],
+            pci_device_id=spec["pci_device_id"],
+            uuid=f"GPU-5090{index:04d}-0000-4000-8000-{index:012d}",
+            pci_bus_id=f"00000000:{0x18 + 0x20 * index:02X}:00.0",
+            numa_node=0 if index < 4 else 1,
+        )
+        pcie = gpu["pcie"]
+        pcie["expected"].update(gen=5, width=16)
+        pcie["load"].update(gen=5, width=16, max_gen=5, max_width=16, device_max_gen=5, host_max_gen=5)
+        for key in ("gpu", "upstream", "gpu_end", "upstream_end"):
+            pcie["sysfs"][key].update(
+                bdf=f"0000:{0x18 + 0x20 * index:02x}:00.0",
+                max_gen=5,
+                max_link_speed="32.0 GT/s PCIe",
+                current_link_width=16,
+            )
+        bench = gpu["bench"]
+        bench.update(device=index, d2h_gbps=spec["d2h_gbps"], vram_gbps=spec["vram_gbps"])
+        bench["fp16_tflops"] = spec["tflops"][index]
+        bench["numa_node"] = gpu["numa_node"]
+        bench["h2d_gbps"].update(
+            default=spec["h2d_gbps"],
+            local=spec["h2d_gbps"],
+            remote=round(spec["h2d_gbps"] * 0.8, 1),
+            under_load=spec["h2d_gbps"] - 0.2,
+            concurrent=spec["h2d_gbps"] - 1.1,
+        )
+        gpu["burn"].update(device=index, duration_s=36000.0)
+        peak = spec["peak_c"][index]
+        gpu["thermal"].update(peak_gpu_c=peak, min_tlimit_c=spec["tlimit_c"] - peak)
+        gpu["power"].update(mean_w=spec["power_w"], max_w=spec["limit_w"], limit_w=spec["limit_w"])
+        gpus.append(gpu)
+        rows = copy.deepcopy(series)
+        for row in rows:
+            loaded = (row[column["util_pct"]] or 0) >= 80
+            temp = peak - (0 if loaded else 40) - (row[column["t_offset_s"]] // 120) % 3
+            row[column["temp_c"]] = temp
+            row[column["tlimit_c"]] = spec["tlimit_c"] - temp
+            row[column["power_w"]] = spec["power_w"] if loaded else 32.0
+            row[column["pcie_gen"]] = 5 if loaded else 1
+            row[column["pcie_width"]] = 16
+        all_series[str(index)] = rows
+    report["gpus"] = gpus
+    report["telemetry"]["gpu_series"] = all_series
+    return report
