@@ -103,9 +103,9 @@ def _insert(rows: Iterator[tuple]) -> None:
 
 
 def _seed() -> tuple[object, list[BurnInRun]]:
-    customer = Organization.objects.create(name="Bench burn-in customer", kind="customer")
+    customer = Organization.objects.create(name="Bench burn-in charts customer", kind="customer")
     configuration = ServerConfiguration.objects.create(
-        name="Bench burn-in", psu_count=5, psu_rating_w=1600, psu_redundant=1
+        name="Bench burn-in charts", psu_count=5, psu_rating_w=1600, psu_redundant=1
     )
     order = Order.objects.create(
         reference="WB-2026-8801", customer=customer, configuration=configuration, server_count=9
@@ -140,7 +140,7 @@ def _seed() -> tuple[object, list[BurnInRun]]:
         # What autovacuum does soon after a big insert: statistics, hint bits, the visibility map.
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE burnin_telemetrysample")
-    pm = get_user_model().objects.create_user("bench-burnin-pm", password="x", is_staff=True)
+    pm = get_user_model().objects.create_user("bench-charts-pm", password="x", is_staff=True)
     pm.groups.add(Group.objects.get_or_create(name="project-managers")[0])
     return pm, runs
 
