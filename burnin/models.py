@@ -194,6 +194,52 @@ class TelemetrySample(models.Model):
         return f"GPU {self.gpu_index} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
+class TelemetryRollup(models.Model):
+    """A run's telemetry pre-aggregated per GPU on a fine time grid, written by the ingest in its
+    transaction right after the samples (`burnin.services.samples.store_rollup`); a run never changes
+    after that. The grid cuts the run's span into 3,000 (or 2,000) buckets of `width_us`
+    microseconds each; the charts' coarser buckets are whole multiples of it, so `telemetry_series`
+    re-aggregates a few thousand of these rows instead of every sample, with the same result: sums and
+    counts give the means (count-weighted), max/min and the clock-event bits combine as they are.
+
+    Like the samples, no database constraint of its own: rows are only written by the ingest, with the id
+    of the run it has just inserted, and a deleted run cascades through Django's collector."""
+
+    id = models.BigAutoField(primary_key=True)
+    run = models.ForeignKey(
+        BurnInRun, on_delete=models.CASCADE, related_name="rollup", db_index=False, db_constraint=False
+    )
+    #: The grid's bucket width: a rollup is used only by a query on the same grid (the run's span).
+    width_us = models.BigIntegerField()
+    gpu_index = models.PositiveSmallIntegerField()
+    bucket = models.IntegerField(help_text="The bucket's number on the grid, from the run's start.")
+    samples = models.IntegerField()
+    temp_n = models.IntegerField(help_text="Samples with a temperature.")
+    temp_sum_c = models.FloatField(null=True)
+    temp_max_c = models.FloatField(null=True)
+    margin_min_c = models.FloatField(null=True)
+    power_n = models.IntegerField()
+    power_sum_w = models.FloatField(null=True)
+    sm_n = models.IntegerField()
+    sm_sum_mhz = models.FloatField(null=True)
+    #: The samples' clock-event bits combined: BIT_OR on PostgreSQL; on SQLite, which has no BIT_OR, the
+    #: OR of the highest throttle and power-cap bits (what the charts read of it).
+    clock_event_mask = models.BigIntegerField(null=True)
+
+    objects = RunRowQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["run", "gpu_index", "bucket"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "width_us", "gpu_index", "bucket"], name="burnin_rollup_unique_bucket"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"GPU {self.gpu_index} bucket {self.bucket}"
+
+
 class BmcEvent(models.Model):
     """One entry of the BMC's system event log, from the report's SEL section."""
 

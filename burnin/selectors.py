@@ -20,7 +20,7 @@ from django.db.models import Max
 
 from builds.models import Server
 from burnin.choices import Severity, StageStatus
-from burnin.models import BurnInRun, BurnInStage, Finding, GpuResult, TelemetrySample
+from burnin.models import BurnInRun, BurnInStage, Finding, GpuResult, TelemetryRollup, TelemetrySample
 from werkbank.access import Purpose
 
 #: Clock-event bits that mean the GPU slowed down for a fault, not by policy (NVML
@@ -73,12 +73,71 @@ class Telemetry:
     series: dict[int, GpuSeries]
 
 
-def _span_s(run: BurnInRun) -> float:
+def span_s(run: BurnInRun) -> float:
+    """The run's span in seconds: start to end, or to its last sample when it has no end (the probe died
+    before it finalised). Never negative."""
     if run.ended_at is not None:
-        return (run.ended_at - run.started_at).total_seconds()
-    # A run without an end (the probe died before it finalised): its last sample ends the chart.
+        return max((run.ended_at - run.started_at).total_seconds(), 0.0)
     last = TelemetrySample.objects.filter(run=run).aggregate(last=Max("at"))["last"]
-    return (last - run.started_at).total_seconds() if last is not None else 0.0
+    return max((last - run.started_at).total_seconds(), 0.0) if last is not None else 0.0
+
+
+#: The rollup's grid (burnin.models.TelemetryRollup): the run's span in 3,000 buckets, or in 2,000 where
+#: 3,000 do not divide it in whole microseconds (a span of whole seconds not a multiple of 3 s). 3,000 is a
+#: multiple of the charts' usual sizes (the endpoint's 1,000 points, the page's 600, 500, 300, 100, 10), so
+#: their buckets are whole runs of rollup buckets and keep the width span / points. A 72 h run of 8 GPUs
+#: has 24,000 rollup rows against 207,360 samples; any chart of up to that many points reads them.
+ROLLUP_BUCKETS = (3000, 2000)
+
+
+def rollup_buckets(span_us: int) -> int:
+    """How many rollup buckets cut a span of `span_us` (> 0)."""
+    return next((n for n in ROLLUP_BUCKETS if span_us % n == 0), ROLLUP_BUCKETS[0])
+
+
+def rollup_width_us(span_us: int) -> int:
+    """The width of the rollup's buckets for a run of `span_us` (> 0), in whole microseconds, rounded up
+    so that they cover the span."""
+    return -(-span_us // rollup_buckets(span_us))
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The time buckets of a chart: `count` buckets of `width_us` from the run's start. Samples are
+    clamped to [0, `last_us`] µs after the start (a sample a little outside the span, by the probe's
+    clock, lands in the first or last bucket). `per_rollup` is how many rollup buckets make one (None:
+    the chart is finer than the rollup and reads the samples)."""
+
+    width_us: int
+    count: int
+    last_us: int
+    rollup_width_us: int | None
+    per_rollup: int | None
+
+
+def telemetry_grid(span_us: int, max_points: int) -> Grid:
+    """At most `max_points` buckets of equal width over the span, rounded up to whole microseconds, and,
+    up to the rollup's number of buckets, to a whole number of the rollup's buckets: then each chart bucket
+    is a run of whole rollup buckets and reading the rollup gives what reading the samples gives. (A chart
+    of 137 points over 10,000 s thus has 134 buckets of 75 s, the rollup's being 5 s.)"""
+    if span_us <= 0:
+        return Grid(
+            width_us=1_000_000,
+            count=max_points,
+            last_us=max_points * 1_000_000 - 1,
+            rollup_width_us=None,
+            per_rollup=None,
+        )
+    width_us = -(-span_us // max_points)
+    fine_us = per = None
+    if max_points <= rollup_buckets(span_us):
+        fine_us = rollup_width_us(span_us)
+        per = -(-width_us // fine_us)
+        width_us = fine_us * per
+    count = -(-span_us // width_us)
+    return Grid(
+        width_us=width_us, count=count, last_us=count * width_us - 1, rollup_width_us=fine_us, per_rollup=per
+    )
 
 
 # The aggregates per GPU and bucket, in the order `telemetry_series` reads them. Measured on 207,360
@@ -86,24 +145,46 @@ def _span_s(run: BurnInRun) -> float:
 # rows costs, so the query computes only what the charts and the endpoint show. PostgreSQL's `date_bin`
 # cuts the time axis in integer microseconds (cheaper than float epoch arithmetic per row); GREATEST and
 # LEAST clamp a sample a little outside the run's stated span (the probe's clock) into the first or last
-# bucket.
-_POSTGRESQL = """
-SELECT {gpu_index}, date_bin(%s, LEAST(GREATEST({at}, %s), %s), %s),
-       AVG({temp_c}), MAX({temp_c}), MIN({margin_c}), AVG({power_w}), AVG({sm_mhz}), BIT_OR({mask})
-FROM {table} WHERE {run} = %s GROUP BY 1, 2 ORDER BY 1, 2
+# bucket, and the bucket's number is worked out once per group.
+#
+# The samples' query follows a query of the rollup on the same grid: when the run has rollup rows, the
+# samples' branch is a one-time filter that is false and reads nothing (PostgreSQL's InitPlan, SQLite's
+# constant WHERE term): one query either way.
+_RAW_POSTGRESQL = """
+SELECT gpu, (EXTRACT(EPOCH FROM (bin - %s)) * 1000000)::bigint / %s, temp_c, temp_max_c, margin_min_c,
+       power_w, sm_mhz, mask
+FROM (SELECT {gpu_index} AS gpu, date_bin(%s, LEAST(GREATEST({at}, %s), %s), %s) AS bin,
+             AVG({temp_c}) AS temp_c, MAX({temp_c}) AS temp_max_c, MIN({margin_c}) AS margin_min_c,
+             AVG({power_w}) AS power_w, AVG({sm_mhz}) AS sm_mhz, BIT_OR({mask}) AS mask
+      FROM {table} WHERE {run} = %s GROUP BY 1, 2 {fence}) AS binned
+{no_rollup}
 """
 # SQLite keeps datetimes as UTC text; julianday() reads them to the millisecond, and rounding to the
-# millisecond undoes the float error of the day-to-second conversion. Two-argument MIN/MAX clamp.
-_SQLITE = """
+# millisecond undoes the float error of the day-to-second conversion. From there the bucket is integer
+# arithmetic in microseconds, as on PostgreSQL. Two-argument MIN/MAX clamp. SQLite has no BIT_OR: what
+# the charts read of the mask is whether any sample had a throttle bit, or the power-cap bit.
+_RAW_SQLITE = """
 SELECT {gpu_index},
-       MIN(MAX(CAST((ROUND((julianday({at}) - 2440587.5) * 86400.0, 3) - %s) / %s AS INTEGER), 0), %s),
+       MIN(MAX(CAST(ROUND((julianday({at}) - 2440587.5) * 86400000.0) AS INTEGER) * 1000 - %s, 0), %s) / %s,
        AVG({temp_c}), MAX({temp_c}), MIN({margin_c}), AVG({power_w}), AVG({sm_mhz}),
        MAX({mask} & %s) | MAX({mask} & %s)
-FROM {table} WHERE {run} = %s GROUP BY 1, 2 ORDER BY 1, 2
+FROM {table} WHERE {run} = %s {no_rollup} GROUP BY 1, 2
 """
+# The rollup's rows (a few thousand), re-aggregated into the chart's buckets: count-weighted means.
+_ROLLUP = """
+SELECT gpu_index, bucket / %s, SUM(temp_sum_c) / NULLIF(SUM(temp_n), 0), MAX(temp_max_c),
+       MIN(margin_min_c), SUM(power_sum_w) / NULLIF(SUM(power_n), 0), SUM(sm_sum_mhz) / NULLIF(SUM(sm_n), 0),
+       {mask_rollup}
+FROM {rollup} WHERE run_id = %s AND width_us = %s GROUP BY 1, 2
+"""
+_NO_ROLLUP = "AND NOT EXISTS (SELECT 1 FROM {rollup} WHERE run_id = %s AND width_us = %s)"
+_MASK_ROLLUP = {
+    "postgresql": "BIT_OR(clock_event_mask)",
+    "sqlite": "MAX(clock_event_mask & %s) | MAX(clock_event_mask & %s)",
+}
 
 
-def _sql(template: str) -> str:
+def _sql(template: str, **extra: str) -> str:
     meta, quote = TelemetrySample._meta, connection.ops.quote_name
     columns = {
         name: quote(meta.get_field(name).column)
@@ -113,43 +194,73 @@ def _sql(template: str) -> str:
         table=quote(meta.db_table),
         run=quote(meta.get_field("run").column),
         mask=quote(meta.get_field("clock_event_mask").column),
+        rollup=quote(TelemetryRollup._meta.db_table),
         **columns,
+        **extra,
     )
 
 
-def telemetry_series(*, run: BurnInRun, max_points: int = MAX_POINTS_DEFAULT) -> Telemetry:
+def _raw(grid: Grid, start: datetime, run_id: int, *, no_rollup: bool) -> tuple[str, list[Any]]:
+    """The samples' query on `grid`, guarded (`no_rollup`) to read nothing where the rollup serves."""
+    guard = _sql(_NO_ROLLUP) if no_rollup else ""
+    guard_params = [run_id, grid.rollup_width_us] if no_rollup else []
+    if connection.vendor == "postgresql":
+        width = timedelta(microseconds=grid.width_us)
+        last = start + timedelta(microseconds=grid.last_us)
+        params = [start, grid.width_us, width, start, last, start, run_id, *guard_params]
+        # The guard sits above the grouped samples, behind OFFSET 0 (which keeps PostgreSQL from pushing
+        # it down): a false one-time filter there skips the whole branch, where inside it PostgreSQL would
+        # still start the parallel workers of the samples' scan (~6 ms measured) to find nothing.
+        where = "WHERE " + guard.removeprefix("AND ") if no_rollup else ""
+        return _sql(_RAW_POSTGRESQL, no_rollup=where, fence="OFFSET 0" if no_rollup else ""), params
+    if connection.vendor == "sqlite":
+        start_us = round(start.timestamp() * 1_000_000)
+        params = [start_us, grid.last_us, grid.width_us, THROTTLE_BITS, POWER_CAP_BIT, run_id, *guard_params]
+        return _sql(_RAW_SQLITE, no_rollup=guard), params
+    raise NotSupportedError(f"telemetry_series has no SQL for {connection.vendor}.")
+
+
+def _query(grid: Grid, start: datetime, run_id: int, *, rollup: bool) -> tuple[str, list[Any]]:
+    if not rollup or grid.per_rollup is None:
+        sql, params = _raw(grid, start, run_id, no_rollup=False)
+        return f"{sql} ORDER BY 1, 2", params
+    raw_sql, raw_params = _raw(grid, start, run_id, no_rollup=True)
+    mask_params = [THROTTLE_BITS, POWER_CAP_BIT] if connection.vendor == "sqlite" else []
+    rollup_sql = _sql(_ROLLUP, mask_rollup=_MASK_ROLLUP[connection.vendor])
+    params = [grid.per_rollup, *mask_params, run_id, grid.rollup_width_us, *raw_params]
+    return f"{rollup_sql} UNION ALL {raw_sql} ORDER BY 1, 2", params
+
+
+def telemetry_series(
+    *, run: BurnInRun, max_points: int = MAX_POINTS_DEFAULT, rollup: bool = True
+) -> Telemetry:
     """Each GPU's telemetry of `run` in at most `max_points` time buckets, aggregated in one SQL query.
 
-    The run's span (start to end) is cut into `max_points` buckets of equal width (whole microseconds,
-    rounded up so that they cover it). Per GPU and bucket: the mean temperature, power and SM clock, the
-    peak temperature, the lowest margin, and whether any sample had a throttle bit (THROTTLE_BITS) or the
-    software power cap set. An index on the run (the foreign key's, or (run, gpu_index, at)) serves the
+    The run's span (start to end) is cut into buckets of equal width (`telemetry_grid`). Per GPU and
+    bucket: the mean temperature, power and SM clock, the peak temperature, the lowest margin, and
+    whether any sample had a throttle bit (THROTTLE_BITS) or the software power cap set.
+
+    Up to the rollup's number of buckets (ROLLUP_BUCKETS) the query reads the run's rollup
+    (TelemetryRollup, written at ingest), and the samples only where the run has none (one written before
+    the rollup existed); `rollup=False` reads the samples regardless (the tests and the bench compare the
+    two). An index on the run, the rollup's unique one or the samples' (run, gpu_index, at), serves the
     scan. One query (two when the run has no end).
     """
     if max_points < 1:
         raise ValueError("max_points must be positive")
-    span_s = max(_span_s(run), 0.0)
-    span_us = round(span_s * 1_000_000)
-    width_us = -(-span_us // max_points) if span_us > 0 else 1_000_000
-    width = timedelta(microseconds=width_us)
+    span = span_s(run)
+    grid = telemetry_grid(round(span * 1_000_000), max_points)
     start = run.started_at
+    sql, params = _query(grid, start, run.pk, rollup=rollup)
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            last = start + width * (max_points - 1)
-            cursor.execute(_sql(_POSTGRESQL), [width, start, last, start, run.pk])
-            rows = [(gpu, round((bucket - start) / width), *rest) for gpu, bucket, *rest in cursor.fetchall()]
-        elif connection.vendor == "sqlite":
-            params = [start.timestamp(), width_us / 1_000_000, max_points - 1, THROTTLE_BITS, POWER_CAP_BIT]
-            cursor.execute(_sql(_SQLITE), [*params, run.pk])
-            rows = cursor.fetchall()
-        else:
-            raise NotSupportedError(f"telemetry_series has no SQL for {connection.vendor}.")
-    interval_s = width_us / 1_000_000
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    interval_s = grid.width_us / 1_000_000
     series = {
         gpu_index: _columns(list(group), interval_s)
         for gpu_index, group in itertools.groupby(rows, key=operator.itemgetter(0))
     }
-    return Telemetry(run_id=run.pk, started_at=start, span_s=span_s, interval_s=interval_s, series=series)
+    return Telemetry(run_id=run.pk, started_at=start, span_s=span, interval_s=interval_s, series=series)
 
 
 def _columns(rows: list[tuple], interval_s: float) -> GpuSeries:

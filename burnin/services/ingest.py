@@ -19,8 +19,8 @@ The probe posts its report (JSON, usually gzip-compressed) to
 5. ``report_ingest`` stores the run, its stages, per-GPU results, BMC events, findings and telemetry in one
    transaction, moves an ``assembled`` server to ``burn_in``, and audits ``burnin.ingest`` on the server.
    Telemetry goes in through PostgreSQL's binary ``COPY`` (SQLite: ``bulk_create``), see
-   ``burnin.services.samples``. The raw report is kept gzip-compressed as the run's stored file, written
-   after the commit.
+   ``burnin.services.samples``, and right after them the run's telemetry rollup, which the charts read.
+   The raw report is kept gzip-compressed as the run's stored file, written after the commit.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from burnin.analysis.context import build_context
 from burnin.choices import RunResult, Severity, StageStatus
 from burnin.models import BmcEvent, BurnInRun, BurnInStage, Finding, GpuResult
 from burnin.rules import THRESHOLDS
-from burnin.services.samples import report_time, store_samples
+from burnin.services.samples import report_time, store_rollup, store_samples
 from inventory.serials import normalize_serial
 from probe.schema import load_schema
 from probe.validate import ValidationError, Validator
@@ -477,6 +477,7 @@ def _store(
     BmcEvent.objects.bulk_create(_bmc_events(run, report))
     Finding.objects.bulk_create(_findings(run, findings))
     samples = store_samples(run, report)
+    store_rollup(run)
 
     counts = {str(s): sum(1 for f in findings if f.severity == s) for s in Severity}
     audit(

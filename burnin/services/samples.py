@@ -11,6 +11,10 @@ sends as it goes. psycopg's own dumpers were kept over a hand-written wire forma
 
 The report has been validated (`ingest.parse_report`): every series has `t_offset_s` and rows as long as
 `gpu_columns`.
+
+`store_rollup` then writes the run's TelemetryRollup from the stored samples, in one INSERT … SELECT …
+GROUP BY in the same transaction: the chart query reads its few thousand rows instead of every sample
+(`burnin.selectors.telemetry_series`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,14 @@ from typing import Any
 
 from django.db import connection
 
-from burnin.models import BurnInRun, TelemetrySample
+from burnin.models import BurnInRun, TelemetryRollup, TelemetrySample
+from burnin.selectors import (
+    POWER_CAP_BIT,
+    THROTTLE_BITS,
+    rollup_buckets,
+    span_s,
+    telemetry_grid,
+)
 from werkbank.errors import InvalidInput
 
 #: Telemetry columns of the report (`gpu_columns`, burnin.md §5) → TelemetrySample fields. A column the
@@ -158,3 +169,67 @@ def _copy_samples(run: BurnInRun, series: Iterable[Series]) -> int:
                 copy.write_row(row)
             count += len(each.times)
     return count
+
+
+# The rollup's INSERT … SELECT: the buckets as `burnin.selectors` cuts them for the samples' query, with
+# sums and counts in place of means so that coarser buckets re-aggregate them exactly.
+_ROLLUP_COLUMNS = (
+    "run_id, width_us, gpu_index, bucket, samples, temp_n, temp_sum_c, temp_max_c, margin_min_c, "
+    "power_n, power_sum_w, sm_n, sm_sum_mhz, clock_event_mask"
+)
+_ROLLUP_POSTGRESQL = """
+INSERT INTO {rollup} ({columns})
+SELECT %s, %s, gpu, (EXTRACT(EPOCH FROM (bin - %s)) * 1000000)::bigint / %s, n, temp_n, temp_sum, temp_max,
+       margin_min, power_n, power_sum, sm_n, sm_sum, mask
+FROM (SELECT gpu_index AS gpu, date_bin(%s, LEAST(GREATEST(at, %s), %s), %s) AS bin, COUNT(*) AS n,
+             COUNT(temp_c) AS temp_n, SUM(temp_c) AS temp_sum, MAX(temp_c) AS temp_max,
+             MIN(margin_c) AS margin_min, COUNT(power_w) AS power_n, SUM(power_w) AS power_sum,
+             COUNT(sm_mhz) AS sm_n, SUM(sm_mhz) AS sm_sum, BIT_OR(clock_event_mask) AS mask
+      FROM {table} WHERE run_id = %s GROUP BY 1, 2) AS binned
+"""
+_ROLLUP_SQLITE = """
+INSERT INTO {rollup} ({columns})
+SELECT %s, %s, gpu_index,
+       MIN(MAX(CAST(ROUND((julianday(at) - 2440587.5) * 86400000.0) AS INTEGER) * 1000 - %s, 0), %s) / %s,
+       COUNT(*), COUNT(temp_c), SUM(temp_c), MAX(temp_c), MIN(margin_c), COUNT(power_w), SUM(power_w),
+       COUNT(sm_mhz), SUM(sm_mhz), MAX(clock_event_mask & %s) | MAX(clock_event_mask & %s)
+FROM {table} WHERE run_id = %s GROUP BY 3, 4
+"""
+
+
+def store_rollup(run: BurnInRun) -> int:
+    """Write the run's telemetry rollup from its stored samples (one INSERT … SELECT); the number of rows.
+    A run without a span (no end and no samples after its start) gets none: its charts read the samples."""
+    span_us = round(span_s(run) * 1_000_000)
+    if span_us <= 0:
+        return 0
+    grid = telemetry_grid(span_us, rollup_buckets(span_us))
+    assert grid.per_rollup == 1 and grid.rollup_width_us == grid.width_us
+    quote = connection.ops.quote_name
+    names = {
+        "rollup": quote(TelemetryRollup._meta.db_table),
+        "table": quote(TelemetrySample._meta.db_table),
+        "columns": _ROLLUP_COLUMNS,
+    }
+    start = run.started_at
+    if connection.vendor == "postgresql":
+        width = timedelta(microseconds=grid.width_us)
+        last = start + timedelta(microseconds=grid.last_us)
+        sql = _ROLLUP_POSTGRESQL.format(**names)
+        params = [run.pk, grid.width_us, start, grid.width_us, width, start, last, start, run.pk]
+    else:
+        start_us = round(start.timestamp() * 1_000_000)
+        sql = _ROLLUP_SQLITE.format(**names)
+        params = [
+            run.pk,
+            grid.width_us,
+            start_us,
+            grid.last_us,
+            grid.width_us,
+            THROTTLE_BITS,
+            POWER_CAP_BIT,
+            run.pk,
+        ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount

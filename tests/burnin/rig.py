@@ -18,14 +18,22 @@ from django.core.files.storage import default_storage
 from builds.choices import ConnectorKind, ServerStatus
 from builds.models import ChassisLayout, LayoutConnector, Server
 from builds.services import find_component, server_assign_partner, server_install, servers_create_for_order
-from burnin.models import BmcEvent, BurnInRun, BurnInStage, Finding, GpuResult, TelemetrySample
+from burnin.models import (
+    BmcEvent,
+    BurnInRun,
+    BurnInStage,
+    Finding,
+    GpuResult,
+    TelemetryRollup,
+    TelemetrySample,
+)
 from tests import factories
 from tests.burnin.conftest import SEED003
 from tests.conftest import Tenants, api_client
 from werkbank.models import AuditEvent
 
 SLOTS = [f"PCIe-{n}" for n in range(1, 7)]
-BURNIN_MODELS = (BurnInRun, BurnInStage, GpuResult, TelemetrySample, BmcEvent, Finding)
+BURNIN_MODELS = (BurnInRun, BurnInStage, GpuResult, TelemetrySample, TelemetryRollup, BmcEvent, Finding)
 
 
 @dataclass

@@ -107,6 +107,7 @@ def test_seed003_report_ingests_as_rows(rig, django_capture_on_commit_callbacks)
         "BurnInStage": 5,
         "GpuResult": 6,
         "TelemetrySample": sample_count,
+        "TelemetryRollup": sample_count,  # samples 120 s apart, rollup buckets of 18.6 s: one each
         "BmcEvent": len(report["host_memory"]["sel_events"]),
         "Finding": len(body["findings"]),
         "AuditEvent": 2,  # server.start_burn_in and burnin.ingest

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -100,10 +101,15 @@ def test_no_series_has_more_points_than_asked(run, max_points):
     for gpu in telemetry.series.values():
         assert len(gpu.t_s) <= max_points
         assert len({len(getattr(gpu, name)) for name in GpuSeries.__dataclass_fields__}) == 1
-    assert len(telemetry.series[0].t_s) == max_points
-    width = 10_000 / max_points
+    # Up to the rollup's 2,000 buckets (5 s each here: 3,000 do not divide 10,000 s in whole µs) a chart
+    # bucket is a whole number of them: 137 points become 134 buckets of 75 s; 10, 1,000 and 5,000 divide
+    # the span as they are.
+    width = telemetry.interval_s
+    assert width == {10: 1000.0, 137: 75.0, 1000: 10.0, 5000: 2.0}[max_points]
+    count = math.ceil(10_000 / width)
+    assert len(telemetry.series[0].t_s) == count
     first = [i for i in range(10_000) if i < width] + [-30]
-    last = [i for i in range(10_000) if i >= width * (max_points - 1)] + [10_030]
+    last = [i for i in range(10_000) if i >= width * (count - 1)] + [10_030]
     first_power = [float(i) for i in first[:-1]]  # the early sample has no power: the mean skips it
     assert telemetry.series[0].power_w[0] == pytest.approx(sum(first_power) / len(first_power), abs=0.01)
     assert telemetry.series[0].temp_c[-1] == pytest.approx(

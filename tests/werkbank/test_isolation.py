@@ -598,12 +598,14 @@ def burnin_telemetry_detail(w: World) -> None:
     from datetime import UTC, datetime, timedelta
 
     from burnin.models import TelemetrySample
+    from burnin.services.samples import store_rollup
 
     started = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
     run = factories.make_burnin_run_row(
         _builds(w).server, started_at=started, ended_at=started + timedelta(hours=1)
     )
     TelemetrySample.objects.create(run=run, gpu_index=0, at=started, temp_c=61.0)
+    store_rollup(run)  # what the endpoint reads, as after an ingest
     url = f"/api/v1/burnin/telemetry/{run.pk}/"
     # Who sees the server sees its telemetry: the PM, its partner, its order's customer.
     for user in (w.t.pm, w.t.user_p, w.t.user_a):
