@@ -37,7 +37,7 @@ from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import Organization
 from werkbank.services import next_reference
-from werkbank.transitions import require_transition
+from werkbank.transitions import record_transition, require_transition
 
 PART_FIELDS = (
     "category",
@@ -206,17 +206,7 @@ def _po_transition(*, po: PurchaseOrder, actor: Any, target: str, verb: str, not
         subject=f"Purchase order {locked.number}",
         verb=verb,
     )
-    before = locked.status
-    locked.status = target
-    locked.save(update_fields=["status"])
-    audit(
-        actor=actor,
-        verb=f"purchase_order.{verb}",
-        obj=locked,
-        before={"status": before},
-        after={"status": target},
-        note=note,
-    )
+    record_transition(obj=locked, target=target, actor=actor, verb=f"purchase_order.{verb}", note=note)
     return locked
 
 

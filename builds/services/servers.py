@@ -24,7 +24,7 @@ from werkbank.audit import audit
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import Organization
-from werkbank.transitions import require_transition
+from werkbank.transitions import record_transition, require_transition
 
 
 def _chassis_layout(order: Order) -> ChassisLayout | None:
@@ -109,17 +109,7 @@ def server_transition(*, server: Server, actor: Any, target: str, verb: str, not
         subject=f"Server {locked.hostname}",
         verb=verb,
     )
-    before = locked.status
-    locked.status = target
-    locked.save(update_fields=["status"])
-    audit(
-        actor=actor,
-        verb=f"server.{verb}",
-        obj=locked,
-        before={"status": before},
-        after={"status": target},
-        note=note,
-    )
+    record_transition(obj=locked, target=target, actor=actor, verb=f"server.{verb}", note=note)
     return locked
 
 

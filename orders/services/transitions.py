@@ -25,7 +25,7 @@ from werkbank.audit import audit
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import AuditEvent, Organization
 from werkbank.tasks import enqueue_on_commit
-from werkbank.transitions import require_transition
+from werkbank.transitions import record_transition, require_transition
 
 
 def _transition(
@@ -56,16 +56,14 @@ def _transition(
         )
     if check is not None:
         check(locked)
-    before = locked.status
-    locked.status = target
-    locked.save(update_fields=["status", "updated_at"])
-    event = audit(
+    before, event = record_transition(
+        obj=locked,
+        target=target,
         actor=actor,
         verb=f"order.{verb}",
-        obj=locked,
-        before={"status": before},
-        after={"status": target, **(details or {})},
         note=note,
+        details=details,
+        update_fields=("status", "updated_at"),
     )
     order_transitioned.send(sender=Order, order=locked, actor=actor, before=before, after=target)
     _notify_on_commit(event)
