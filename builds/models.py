@@ -113,6 +113,13 @@ class Server(models.Model):
     status = models.CharField(
         max_length=16, choices=ServerStatus.choices, default=ServerStatus.PLANNED, editable=False
     )
+    burnin_gpu_power_w = models.FloatField(
+        "GPU power under burn-in (W)",
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The sum of the GPUs' mean board power under full load in the burn-in that passed.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ServerQuerySet.as_manager()

@@ -44,11 +44,20 @@ if PRODUCTION:
     DEBUG = _env_bool("DEBUG", False)
     if DEBUG:
         raise ImproperlyConfigured("DEBUG must be off when WERKBANK_ENV=production")
+    # Fernet keys that encrypt stored secrets (BMC credentials), newest first: see werkbank/secrets.py.
+    WERKBANK_SECRETS_KEYS = _env_list("WERKBANK_SECRETS_KEYS")
+    if not WERKBANK_SECRETS_KEYS:
+        raise ImproperlyConfigured(
+            "WERKBANK_SECRETS_KEYS is required when WERKBANK_ENV=production: one or more Fernet keys, "
+            "comma-separated, newest first (README.md, Configuration, says how to make one)."
+        )
 else:
     # A fixed development key: the embedded profile never serves beyond 127.0.0.1.
     SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-werkbank-key-not-for-production-0123456789abcdef")
     ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS") or ["127.0.0.1", "localhost", "testserver"]
     DEBUG = _env_bool("DEBUG", True)
+    # Without keys of its own, development derives one from SECRET_KEY (werkbank/secrets.py).
+    WERKBANK_SECRETS_KEYS = _env_list("WERKBANK_SECRETS_KEYS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -67,6 +76,7 @@ INSTALLED_APPS = [
     "orders",
     "builds",
     "burnin",
+    "deployment",
     "warranty",
 ]
 
@@ -232,6 +242,9 @@ WERKBANK_MAX_PHOTO_BYTES = int(os.environ.get("WERKBANK_MAX_PHOTO_BYTES", str(10
 # Burn-in reports from the probe: refused above this size uncompressed (a 72 h run of 8 GPUs at 10 s is
 # about 20 MB of JSON); a gzip body is inflated only up to it, so a zip bomb stops there.
 WERKBANK_MAX_REPORT_BYTES = int(os.environ.get("WERKBANK_MAX_REPORT_BYTES", str(200 * 1000 * 1000)))
+# Rack power: a circuit's continuous limit is this share of V × A × phases (NEC's 80 % rule for loads of
+# 3 h or more; a design convention in IEC countries).
+WERKBANK_CIRCUIT_CONTINUOUS_FACTOR = float(os.environ.get("WERKBANK_CIRCUIT_CONTINUOUS_FACTOR", "0.8"))
 
 # --- Production hardening ----------------------------------------------------------------------------
 if PRODUCTION:

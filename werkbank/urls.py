@@ -10,6 +10,7 @@ from rest_framework.routers import DefaultRouter
 
 from builds.api.urls import router as builds_router
 from burnin.api.urls import router as burnin_router
+from deployment.api.urls import router as deployment_router
 from inventory.api.urls import router as inventory_router
 from orders.api.urls import router as orders_router
 from werkbank.api.urls import router as core_router
@@ -20,7 +21,14 @@ admin.site.site_title = "Werkbank"
 admin.site.index_title = "Project management"
 
 api_router = DefaultRouter()  # its root view at /api/v1/ lists every route below
-for app_router in (core_router, inventory_router, orders_router, builds_router, burnin_router):
+for app_router in (
+    core_router,
+    inventory_router,
+    orders_router,
+    builds_router,
+    burnin_router,
+    deployment_router,
+):
     api_router.registry.extend(app_router.registry)
 
 urlpatterns = [
@@ -32,6 +40,7 @@ urlpatterns = [
     path("pm/", include("orders.urls")),
     path("bench/", include("builds.urls")),
     path("burnin/", include("burnin.urls")),
+    path("deployment/", include("deployment.urls")),
     # The admin's login refuses non-staff users; partners (and customers) log in here.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),

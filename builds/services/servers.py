@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -110,6 +111,70 @@ def server_transition(*, server: Server, actor: Any, target: str, verb: str, not
         verb=verb,
     )
     record_transition(obj=locked, target=target, actor=actor, verb=f"server.{verb}", note=note)
+    return locked
+
+
+#: A hostname (RFC 1123): dot-separated labels of letters, digits and inner hyphens, each 1–63 characters;
+#: stored in lower case.
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+HOSTNAME_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
+
+
+def normalize_hostname(hostname: str) -> str:
+    """A hostname in lower case, or InvalidInput naming the rule it breaks."""
+    value = (hostname or "").strip().lower().rstrip(".")
+    if not HOSTNAME_RE.match(value):
+        raise InvalidInput(
+            "hostname",
+            f"{hostname!r} is not a valid hostname: letters, digits and hyphens in dot-separated labels of "
+            "1–63 characters, no hyphen at either end of a label (RFC 1123).",
+        )
+    if len(value) > Server._meta.get_field("hostname").max_length:
+        raise InvalidInput("hostname", f"{hostname!r} is longer than 63 characters.")
+    return value
+
+
+@transaction.atomic
+def server_rename(*, server: Server, actor: Any, hostname: str) -> Server:
+    """Give a server the hostname it has in the customer's network (at deployment, say). Unique across all
+    servers: a hostname in use is a 409 naming its server."""
+    value = normalize_hostname(hostname)
+    locked = lock_server(server)
+    if value == locked.hostname:
+        return locked
+    taken = Server.objects.filter(hostname=value).exclude(pk=locked.pk).values_list("asset_tag", flat=True)
+    if taken:
+        raise RuleViolation(
+            f"Hostname {value} is already used by server {taken[0]}.",
+            missing=[f"a hostname no other server uses instead of {value}"],
+            code="hostname_taken",
+        )
+    before = locked.hostname
+    locked.hostname = value
+    locked.save(update_fields=["hostname"])
+    audit(
+        actor=actor, verb="server.rename", obj=locked, before={"hostname": before}, after={"hostname": value}
+    )
+    return locked
+
+
+@transaction.atomic
+def server_record_burnin_power(*, server: Server, actor: Any, gpu_power_w: float | None) -> Server:
+    """Keep the GPUs' measured power from the burn-in that passed on the server, where the apps that do not
+    read burn-in (deployment's circuit check) find it. Audited as `server.record_burnin_power`."""
+    if gpu_power_w is not None and gpu_power_w < 0:
+        raise InvalidInput("gpu_power_w", f"must not be negative; got {gpu_power_w:g}.")
+    locked = lock_server(server)
+    before = locked.burnin_gpu_power_w
+    locked.burnin_gpu_power_w = gpu_power_w
+    locked.save(update_fields=["burnin_gpu_power_w"])
+    audit(
+        actor=actor,
+        verb="server.record_burnin_power",
+        obj=locked,
+        before={"burnin_gpu_power_w": before},
+        after={"burnin_gpu_power_w": gpu_power_w},
+    )
     return locked
 
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from builds.choices import SERVER_TRANSITIONS, ServerStatus
 from builds.models import Server
-from builds.services import server_transition
+from builds.services import server_record_burnin_power, server_transition
 from burnin.choices import Severity, StageStatus
 from burnin.gates import PASSED_BURN_IN
 from burnin.models import BurnInRun, BurnInStage, Finding
@@ -159,6 +159,9 @@ def server_pass_burnin(*, server: Server, actor: Any, note: str = "") -> Server:
     passed = server_transition(
         server=locked, actor=actor, target=ServerStatus.BURN_IN_PASSED, verb="pass_burn_in", note=note
     )
+    # What the GPUs drew under full load goes onto the server: deployment sums it per circuit.
+    gpu_power_w = run.gpu_results.aggregate(total=Sum("mean_power_w"))["total"]
+    passed = server_record_burnin_power(server=passed, actor=actor, gpu_power_w=gpu_power_w)
     waived = list(run.findings.filter(waived_at__isnull=False).order_by("id").values_list("id", flat=True))
     audit(
         actor=actor,

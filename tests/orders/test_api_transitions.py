@@ -28,11 +28,12 @@ CASES = [
 ]
 
 
-#: What the builds and burn-in apps' gates need from an order's servers before these transitions.
+#: What the builds, burn-in and deployment apps' gates need from an order's servers before these transitions.
 SERVERS_FOR = {
     "start_assembly": "planned",
     "start_burn_in": "assembled",
     "start_deployment": "burn_in_passed",
+    "hand_over": "deployed",
 }
 
 

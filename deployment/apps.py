@@ -1,0 +1,13 @@
+"""Deployment: sites, racks, rack placement, power per circuit, network and BMC, platform onboarding."""
+
+from django.apps import AppConfig
+
+
+class DeploymentConfig(AppConfig):
+    name = "deployment"
+    verbose_name = "Deployment"
+
+    def ready(self) -> None:
+        from deployment.gates import register_gates
+
+        register_gates()

@@ -1,0 +1,50 @@
+"""Choices of the deployment app: site kinds, rack faces, feed legs, platforms and their verification."""
+
+from django.db import models
+
+from builds.choices import ServerStatus
+
+
+class SiteKind(models.TextChoices):
+    COLOCATION = "colocation", "Colocation"
+    CUSTOMER_ROOM = "customer_room", "Customer's own room"
+
+
+class RackFace(models.TextChoices):
+    FRONT = "front", "Front"
+    REAR = "rear", "Rear"
+
+
+class FeedLeg(models.TextChoices):
+    """The side of a redundant A/B power pair a feed belongs to."""
+
+    A = "A", "A"
+    B = "B", "B"
+
+
+class Platform(models.TextChoices):
+    NONE = "none", "None (not listed)"
+    VAST_AI = "vast_ai", "Vast.ai"
+    OTHER = "other", "Other platform"
+
+
+class Verification(models.TextChoices):
+    UNVERIFIED = "unverified", "Unverified"
+    VERIFIED = "verified", "Verified"
+    DEVERIFIED = "deverified", "Deverified"
+
+
+#: Server statuses in which a placement may be recorded or removed: up to and including burn-in passed. Once
+#: a server is deployed its placement is part of the record the handover pack prints.
+PLACEMENT_OPEN = frozenset(
+    {
+        ServerStatus.PLANNED,
+        ServerStatus.ASSEMBLING,
+        ServerStatus.ASSEMBLED,
+        ServerStatus.BURN_IN,
+        ServerStatus.BURN_IN_PASSED,
+        ServerStatus.BURN_IN_FAILED,
+    }
+)
+#: Statuses of a server that has been deployed, whatever happened since.
+DEPLOYED_OR_LATER = frozenset({ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})

@@ -1,0 +1,240 @@
+"""Deployment reads: each placed server's wall power and each circuit's load, the deploy checks, and what a
+viewer may see of a rack.
+
+Wall power of one server, in this order (`ServerPower.source`):
+
+1. ``measured``: measured at the outlet under full load and recorded on the placement (seed 003: ~2.9 kW at
+   the socket);
+2. ``burn_in``: the GPUs' mean board power in the burn-in that passed, plus the host overhead (the TDP of
+   every part of the configuration that is not a GPU: CPUs, DIMMs, drives), divided by the PSU efficiency
+   (the board and part figures are DC; the circuit carries AC);
+3. ``budget``: the configuration's budget, the sum of every part's TDP divided by the PSU efficiency (the
+   figure the approval gate checked, `orders.selectors.order_power_budget`).
+
+A circuit (power feed) carries the full wall power of every server that uses it: a server on an A and a B
+feed must keep running when either side fails, so each side must hold all of it. The continuous limit is
+0.8 × V × A × phases (`PowerFeed.continuous_limit_w`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Q, Sum
+
+from builds.choices import ServerStatus
+from builds.models import Server
+from deployment.choices import DEPLOYED_OR_LATER
+from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork
+from inventory.choices import PartCategory
+from orders.models import ConfigurationLine
+
+SOURCE_LABELS = {
+    "measured": "measured at the outlet",
+    "burn_in": "burn-in GPU power + host overhead",
+    "budget": "configuration budget (TDP)",
+}
+
+
+@dataclass(frozen=True)
+class ServerPower:
+    """One server's wall power (W) and where the figure comes from."""
+
+    server_id: int
+    hostname: str
+    wall_w: float
+    source: str
+
+    @property
+    def source_label(self) -> str:
+        return SOURCE_LABELS[self.source]
+
+
+@dataclass
+class FeedLoad:
+    """One circuit: what its servers draw against its continuous limit and its rating."""
+
+    feed: PowerFeed
+    servers: list[ServerPower] = field(default_factory=list)
+
+    @property
+    def load_w(self) -> float:
+        return sum(server.wall_w for server in self.servers)
+
+    @property
+    def limit_w(self) -> float:
+        return self.feed.continuous_limit_w
+
+    @property
+    def rated_w(self) -> int:
+        return self.feed.rated_w
+
+    @property
+    def margin_w(self) -> float:
+        return self.limit_w - self.load_w
+
+    @property
+    def percent_of_limit(self) -> float:
+        return self.load_w / self.limit_w * 100 if self.limit_w else 0.0
+
+    @property
+    def percent_of_rated(self) -> float:
+        return self.load_w / self.rated_w * 100 if self.rated_w else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.load_w <= self.limit_w
+
+    def sentence(self) -> str:
+        return (
+            f"Feed {self.feed.name} ({self.feed.voltage_v} V × {self.feed.current_a} A × {self.feed.phases} "
+            f"phase{'s' if self.feed.phases > 1 else ''}) would carry {self.load_w:,.0f} W against its "
+            f"continuous limit of {self.limit_w:,.0f} W ({settings.WERKBANK_CIRCUIT_CONTINUOUS_FACTOR:g} × "
+            f"{self.rated_w:,} W): {self.percent_of_limit:.1f} % of the limit, "
+            f"{-self.margin_w:,.0f} W over."
+            if not self.ok
+            else f"Feed {self.feed.name} carries {self.load_w:,.0f} W of its {self.limit_w:,.0f} W "
+            f"continuous limit ({self.percent_of_limit:.1f} %)."
+        )
+
+
+def _configuration_loads(configuration_ids: Iterable[int]) -> dict[int, tuple[float, float]]:
+    """Per configuration: (the TDP of its GPUs, the TDP of everything else), in W, one query."""
+    loads: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    rows = (
+        ConfigurationLine.objects.filter(
+            configuration_id__in=set(configuration_ids), part__tdp_w__isnull=False
+        )
+        .values("configuration_id")
+        .annotate(
+            gpu=Sum(F("part__tdp_w") * F("quantity"), filter=Q(part__category=PartCategory.GPU)),
+            total=Sum(F("part__tdp_w") * F("quantity")),
+        )
+    )
+    for row in rows:
+        gpu = float(row["gpu"] or 0)
+        loads[row["configuration_id"]] = [gpu, float(row["total"] or 0) - gpu]
+    return {key: (gpu, host) for key, (gpu, host) in loads.items()}
+
+
+def server_powers(
+    servers: Iterable[Server], *, measured: dict[int, int | None] | None = None
+) -> dict[int, ServerPower]:
+    """Wall power of each server (see the module docstring), keyed by server id. `measured` maps a server
+    id to its measured wall power, when the caller has it (a placement's, or one being recorded)."""
+    servers = list(servers)
+    measured = measured or {}
+    efficiency = settings.WERKBANK_PSU_EFFICIENCY
+    loads = _configuration_loads(server.order.configuration_id for server in servers)
+    result = {}
+    for server in servers:
+        gpu_tdp, host = loads.get(server.order.configuration_id, (0.0, 0.0))
+        outlet = measured.get(server.pk)
+        if outlet is not None:
+            wall, source = float(outlet), "measured"
+        elif server.burnin_gpu_power_w is not None:
+            wall, source = (server.burnin_gpu_power_w + host) / efficiency, "burn_in"
+        else:
+            wall, source = (gpu_tdp + host) / efficiency, "budget"
+        result[server.pk] = ServerPower(
+            server_id=server.pk, hostname=server.hostname, wall_w=wall, source=source
+        )
+    return result
+
+
+def feed_loads(
+    *, rack: Rack, adding: tuple[Server, list[int], int | None] | None = None, excluding: int | None = None
+) -> list[FeedLoad]:
+    """Every feed of the rack with the servers it carries. `adding` = (server, feed ids, measured W) counts
+    a placement not saved yet; `excluding` leaves a server out (the one being re-placed)."""
+    feeds = list(PowerFeed.objects.filter(rack=rack).order_by("name"))
+    through = RackPlacement.feeds.through.objects.filter(powerfeed__rack=rack).select_related(
+        "rackplacement__server__order"
+    )
+    uses: list[tuple[int, Server, int | None]] = [
+        (row.powerfeed_id, row.rackplacement.server, row.rackplacement.measured_wall_w)
+        for row in through
+        if row.rackplacement.server_id != excluding
+    ]
+    if adding is not None:
+        server, feed_ids, outlet = adding
+        uses += [(feed_id, server, outlet) for feed_id in feed_ids]
+    powers = server_powers(
+        {server.pk: server for _, server, _ in uses}.values(), measured={s.pk: w for _, s, w in uses}
+    )
+    by_feed = {feed.pk: FeedLoad(feed=feed) for feed in feeds}
+    for feed_id, server, _ in uses:
+        if feed_id in by_feed:
+            by_feed[feed_id].servers.append(powers[server.pk])
+    for load in by_feed.values():
+        load.servers.sort(key=lambda power: power.hostname)
+    return [by_feed[feed.pk] for feed in feeds]
+
+
+def deploy_missing(*, server: Server) -> list[str]:
+    """What keeps a server from being deployed, as sentences: burn-in passed, a placement, the network."""
+    missing = []
+    if server.status in DEPLOYED_OR_LATER:
+        return []
+    if server.status != ServerStatus.BURN_IN_PASSED:
+        missing.append(
+            f"Server {server.hostname} is {server.get_status_display().lower()}; it must pass burn-in first."
+        )
+    if not RackPlacement.objects.filter(server=server).exists():
+        missing.append(f"Server {server.hostname} has no rack placement.")
+    if not ServerNetwork.objects.filter(server=server).exists():
+        missing.append(f"Server {server.hostname} has no network record (management IP, BMC IP and BMC MAC).")
+    return missing
+
+
+def current_listing(*, server: Server) -> PlatformListing | None:
+    """The latest recorded platform listing of a server (the history is every row)."""
+    return PlatformListing.objects.filter(server=server).order_by("-recorded_at", "-id").first()
+
+
+@dataclass(frozen=True)
+class ElevationSlot:
+    """One placement as a viewer sees it: named when the viewer may see its server, else just occupied."""
+
+    lowest_u: int
+    height_u: int
+    visible: bool
+    hostname: str = ""
+    status: str = ""
+    status_label: str = ""
+    asset_tag: str = ""
+    server_id: int | None = None
+
+    @property
+    def top_u(self) -> int:
+        return self.lowest_u + self.height_u - 1
+
+
+def elevation_slots(*, rack: Rack, user: Any) -> list[ElevationSlot]:
+    """The rack's placements for `user`: the servers they may see by name and status, others as occupied."""
+    visible = set(Server.objects.visible_to(user).filter(placement__rack=rack).values_list("pk", flat=True))
+    slots = []
+    for placement in RackPlacement.objects.filter(rack=rack).select_related("server").order_by("-lowest_u"):
+        server = placement.server
+        if server.pk in visible:
+            slots.append(
+                ElevationSlot(
+                    lowest_u=placement.lowest_u,
+                    height_u=placement.height_u,
+                    visible=True,
+                    hostname=server.hostname,
+                    status=server.status,
+                    status_label=server.get_status_display(),
+                    asset_tag=server.asset_tag,
+                    server_id=server.pk,
+                )
+            )
+        else:
+            slots.append(
+                ElevationSlot(lowest_u=placement.lowest_u, height_u=placement.height_u, visible=False)
+            )
+    return slots

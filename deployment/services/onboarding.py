@@ -1,0 +1,142 @@
+"""Platform onboarding: a deployed server's listing on a rental platform (seed 000: Vast.ai), append-only."""
+
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from builds.models import Server
+from deployment.choices import DEPLOYED_OR_LATER, Platform, Verification
+from deployment.models import PlatformListing
+from deployment.selectors import current_listing
+from werkbank.audit import audit
+from werkbank.errors import InvalidInput, RuleViolation
+
+
+def _reliability(value: Any) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation:
+        raise InvalidInput("reliability", f"{value!r} is not a number.") from None
+    if not number.is_finite() or not 0 <= number <= 1:
+        raise InvalidInput("reliability", f"is a fraction from 0 to 1 (0.995 = 99.5 %); got {value!r}.")
+    return number.quantize(Decimal("0.0001"))
+
+
+@transaction.atomic
+def listing_record(
+    *,
+    server: Server,
+    actor: Any,
+    platform: str,
+    machine_id: str = "",
+    verification: str = Verification.UNVERIFIED,
+    reliability: Any = None,
+    listed_on: datetime.date | None = None,
+    verified_on: datetime.date | None = None,
+    note: str = "",
+) -> PlatformListing:
+    """Record the server's listing as it stands now: a new row, so the history keeps every earlier state.
+
+    Only a deployed server is listed. A listed server has the platform's machine id, which no other server's
+    current listing on that platform has. Verified without a date means verified today; a listing date
+    defaults to the first listing on the platform.
+    """
+    if platform not in Platform.values:
+        raise InvalidInput("platform", f"must be one of {', '.join(Platform.values)}; got {platform!r}.")
+    if verification not in Verification.values:
+        raise InvalidInput(
+            "verification", f"must be one of {', '.join(Verification.values)}; got {verification!r}."
+        )
+    machine_id = (machine_id or "").strip()
+    if len(machine_id) > 64:
+        raise InvalidInput("machine_id", "at most 64 characters.")
+    if platform == Platform.NONE:
+        if machine_id or verification != Verification.UNVERIFIED:
+            raise InvalidInput("platform", "a server on no platform has no machine id and no verification.")
+    elif not machine_id:
+        raise InvalidInput("machine_id", f"a listing on {Platform(platform).label} needs its machine id.")
+    reliability_value = _reliability(reliability)
+
+    locked = Server.objects.select_for_update(of=("self",)).get(pk=server.pk)
+    if locked.status not in DEPLOYED_OR_LATER:
+        raise RuleViolation(
+            f"Server {locked.hostname} is {locked.get_status_display().lower()}; only a deployed server is "
+            "listed on a platform.",
+            missing=[f"server {locked.hostname} deployed"],
+            code="not_deployed",
+        )
+    if machine_id:
+        clash = [
+            other.hostname
+            for other in Server.objects.filter(
+                platform_listings__platform=platform, platform_listings__machine_id=machine_id
+            )
+            .exclude(pk=locked.pk)
+            .distinct()
+            if (latest := current_listing(server=other)) is not None
+            and latest.platform == platform
+            and latest.machine_id == machine_id
+        ]
+        if clash:
+            raise RuleViolation(
+                f"Machine id {machine_id} on {Platform(platform).label} is server {clash[0]}'s.",
+                missing=[f"a machine id no other server has on {Platform(platform).label}"],
+                code="machine_id_taken",
+            )
+    previous = current_listing(server=locked)
+    today = timezone.localdate()
+    if verification == Verification.VERIFIED and verified_on is None:
+        verified_on = (
+            previous.verified_on
+            if previous is not None
+            and previous.verification == Verification.VERIFIED
+            and previous.verified_on
+            else today
+        )
+    if listed_on is None and platform != Platform.NONE:
+        same = previous is not None and previous.platform == platform and previous.machine_id == machine_id
+        listed_on = previous.listed_on if same and previous.listed_on else today
+    for field, value in (("listed_on", listed_on), ("verified_on", verified_on)):
+        if value is not None and value > today:
+            raise InvalidInput(field, f"{value} lies in the future.")
+    listing = PlatformListing.objects.create(
+        server=locked,
+        platform=platform,
+        machine_id=machine_id,
+        verification=verification,
+        reliability=reliability_value,
+        listed_on=listed_on,
+        verified_on=verified_on,
+        note=(note or "").strip(),
+        recorded_by=actor if getattr(actor, "is_authenticated", False) else None,
+    )
+    audit(
+        actor=actor,
+        verb="deployment.listing",
+        obj=locked,
+        before=(
+            {}
+            if previous is None
+            else {
+                "platform": previous.platform,
+                "machine_id": previous.machine_id,
+                "verification": previous.verification,
+                "reliability": str(previous.reliability) if previous.reliability is not None else None,
+            }
+        ),
+        after={
+            "platform": platform,
+            "machine_id": machine_id,
+            "verification": verification,
+            "reliability": str(reliability_value) if reliability_value is not None else None,
+        },
+        note=listing.note,
+    )
+    return listing

@@ -1,0 +1,236 @@
+"""Rack placement: a server into a U range of a rack, drawing from named power feeds.
+
+Every placement into a rack runs under a lock on the rack row, on PostgreSQL and SQLite alike: the overlap
+check, the height check and the circuit check see every placement committed before them, and two placements
+into one rack queue. On PostgreSQL the exclusion constraint `deployment_rackplacement_no_overlap` (migration
+0002) refuses an overlap whatever writes the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from builds.models import Server
+from deployment.choices import PLACEMENT_OPEN, RackFace
+from deployment.models import PowerFeed, Rack, RackPlacement
+from deployment.selectors import feed_loads, server_powers
+from inventory.choices import PartCategory
+from werkbank.access import is_pm
+from werkbank.audit import audit
+from werkbank.errors import InvalidInput, RuleViolation
+
+#: The name of the exclusion constraint that backs the overlap check on PostgreSQL.
+NO_OVERLAP = "deployment_rackplacement_no_overlap"
+
+
+def chassis_height(server: Server) -> int:
+    """The server's height in U, from the chassis part of its configuration."""
+    line = (
+        server.order.configuration.lines.filter(
+            part__category=PartCategory.CHASSIS, part__u_height__isnull=False
+        )
+        .select_related("part")
+        .first()
+    )
+    if line is None:
+        raise RuleViolation(
+            f"Server {server.hostname}'s configuration {server.order.configuration.name} names no "
+            "chassis with a height in U, so its place in a rack cannot be known.",
+            missing=["a chassis part with its height (U) on the configuration"],
+            code="no_chassis_height",
+        )
+    return int(line.part.u_height)
+
+
+def _in_the_way(rack: Rack, lowest: int, top: int, *, excluding: int | None = None) -> RackPlacement | None:
+    """The first placement of the rack that shares a U with lowest..top."""
+    return (
+        RackPlacement.objects.alias(top=F("lowest_u") + F("height_u") - 1)
+        .filter(rack=rack, lowest_u__lte=top, top__gte=lowest)
+        .exclude(server_id=excluding)
+        .select_related("server")
+        .order_by("lowest_u")
+        .first()
+    )
+
+
+def _overlap_refusal(rack: Rack, lowest: int, top: int, other: RackPlacement) -> RuleViolation:
+    return RuleViolation(
+        f"U{lowest}–U{top} of rack {rack.name} overlaps server {other.server.hostname} at "
+        f"U{other.lowest_u}–U{other.top_u}.",
+        missing=[f"free U{lowest}–U{top} in rack {rack.name} (server {other.server.hostname} is in the way)"],
+        code="placement_overlap",
+    )
+
+
+def _feeds(rack: Rack, feeds: Sequence[PowerFeed | int]) -> list[PowerFeed]:
+    ids = [feed.pk if isinstance(feed, PowerFeed) else feed for feed in feeds]
+    if not ids:
+        raise InvalidInput("feeds", "a placement draws from at least one power feed of the rack.")
+    found = {feed.pk: feed for feed in PowerFeed.objects.filter(pk__in=ids, rack=rack)}
+    strangers = [str(feed_id) for feed_id in ids if feed_id not in found]
+    if strangers:
+        raise InvalidInput("feeds", f"feed(s) {', '.join(strangers)} are not feeds of rack {rack.name}.")
+    return [found[feed_id] for feed_id in dict.fromkeys(ids)]
+
+
+@transaction.atomic
+def placement_create(
+    *,
+    server: Server,
+    rack: Rack,
+    lowest_u: int,
+    feeds: Sequence[PowerFeed | int],
+    actor: Any,
+    face: str = RackFace.FRONT,
+    measured_wall_w: int | None = None,
+    override_reason: str = "",
+) -> RackPlacement:
+    """Put a server into a rack at `lowest_u`, drawing from `feeds`.
+
+    Refused: a server that is already placed or deployed (409), a U range above the rack's height (400),
+    an overlap (409 naming the server in the way), and a feed pushed above its continuous limit (409 with
+    the numbers), unless a PM overrides the last with a written reason, which is audited with the numbers.
+    """
+    locked_rack = Rack.objects.select_for_update(of=("self",)).select_related("site").get(pk=rack.pk)
+    locked = (
+        Server.objects.select_for_update(of=("self",))
+        .select_related("order__configuration")
+        .get(pk=server.pk)
+    )
+    if locked.status not in PLACEMENT_OPEN:
+        raise RuleViolation(
+            f"Server {locked.hostname} is {locked.get_status_display().lower()}; its placement is part "
+            "of the record and cannot change.",
+            missing=["a server that is not deployed yet"],
+            code="placement_closed",
+        )
+    existing = RackPlacement.objects.filter(server=locked).select_related("rack").first()
+    if existing is not None:
+        raise RuleViolation(
+            f"Server {locked.hostname} is already placed in rack {existing.rack.name} at "
+            f"U{existing.lowest_u}–U{existing.top_u}; remove that placement first.",
+            missing=[f"no placement of server {locked.hostname}"],
+            code="already_placed",
+        )
+    if face not in RackFace.values:
+        raise InvalidInput("face", f"must be one of {', '.join(RackFace.values)}; got {face!r}.")
+    if not isinstance(lowest_u, int) or isinstance(lowest_u, bool) or lowest_u < 1:
+        raise InvalidInput("lowest_u", f"U positions count from 1; got {lowest_u!r}.")
+    if measured_wall_w is not None and (
+        not isinstance(measured_wall_w, int) or not 1 <= measured_wall_w <= 100_000
+    ):
+        raise InvalidInput(
+            "measured_wall_w", f"must be a whole number of watts from 1 to 100000; got {measured_wall_w!r}."
+        )
+    height = chassis_height(locked)
+    top = lowest_u + height - 1
+    if top > locked_rack.height_u:
+        raise InvalidInput(
+            "lowest_u",
+            f"server {locked.hostname} is {height}U high: from U{lowest_u} it would reach U{top}, above the "
+            f"{locked_rack.height_u}U of rack {locked_rack.name} "
+            f"(the highest start is U{locked_rack.height_u - height + 1}).",
+        )
+    chosen = _feeds(locked_rack, feeds)
+    other = _in_the_way(locked_rack, lowest_u, top)
+    if other is not None:
+        raise _overlap_refusal(locked_rack, lowest_u, top, other)
+
+    loads = [
+        load
+        for load in feed_loads(
+            rack=locked_rack, adding=(locked, [feed.pk for feed in chosen], measured_wall_w)
+        )
+        if load.feed.pk in {feed.pk for feed in chosen}
+    ]
+    over = [load for load in loads if not load.ok]
+    override_reason = (override_reason or "").strip()
+    if over and not override_reason:
+        raise RuleViolation(
+            f"Placing server {locked.hostname} would overload {len(over)} circuit(s) of rack "
+            f"{locked_rack.name}.",
+            missing=[load.sentence() for load in over],
+            code="circuit_limit",
+        )
+    if override_reason and not over:
+        override_reason = ""  # nothing to override: keep no reason that explains nothing
+    if over and not is_pm(actor):
+        raise RuleViolation(
+            "Only project managers may place a server above a circuit's continuous limit.",
+            missing=["a project manager's override"],
+            code="pm_only",
+        )
+
+    try:
+        with transaction.atomic():
+            placement = RackPlacement.objects.create(
+                server=locked,
+                rack=locked_rack,
+                lowest_u=lowest_u,
+                height_u=height,
+                face=face,
+                measured_wall_w=measured_wall_w,
+                power_override_reason=override_reason,
+                placed_by=actor if getattr(actor, "is_authenticated", False) else None,
+            )
+    except IntegrityError as error:
+        if NO_OVERLAP in str(error):
+            other = _in_the_way(locked_rack, lowest_u, top, excluding=locked.pk)
+            if other is not None:
+                raise _overlap_refusal(locked_rack, lowest_u, top, other) from None
+        raise
+    placement.feeds.set(chosen)
+    power = server_powers([locked], measured={locked.pk: measured_wall_w})[locked.pk]
+    audit(
+        actor=actor,
+        verb="deployment.place",
+        obj=locked,
+        after={
+            "rack": f"{locked_rack.site.name} / {locked_rack.name}",
+            "lowest_u": lowest_u,
+            "top_u": top,
+            "face": face,
+            "feeds": [feed.name for feed in chosen],
+            "wall_w": round(power.wall_w),
+            "wall_source": power.source,
+            "circuits": {
+                load.feed.name: {
+                    "load_w": round(load.load_w),
+                    "limit_w": round(load.limit_w),
+                    "percent_of_limit": round(load.percent_of_limit, 1),
+                }
+                for load in loads
+            },
+            "override": bool(over),
+        },
+        note=override_reason,
+    )
+    return placement
+
+
+@transaction.atomic
+def placement_remove(*, placement: RackPlacement, actor: Any, reason: str = "") -> None:
+    """Take a server that is not deployed yet out of its rack (a plan changed); audited on the server."""
+    rack = Rack.objects.select_for_update(of=("self",)).get(pk=placement.rack_id)
+    locked = Server.objects.select_for_update(of=("self",)).get(pk=placement.server_id)
+    if locked.status not in PLACEMENT_OPEN:
+        raise RuleViolation(
+            f"Server {locked.hostname} is {locked.get_status_display().lower()}; its placement is part "
+            "of the record and cannot be removed.",
+            missing=["a server that is not deployed yet"],
+            code="placement_closed",
+        )
+    current = RackPlacement.objects.get(pk=placement.pk)
+    audit(
+        actor=actor,
+        verb="deployment.unplace",
+        obj=locked,
+        before={"rack": rack.name, "lowest_u": current.lowest_u, "top_u": current.top_u},
+        note=(reason or "").strip(),
+    )
+    current.delete()
