@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, Sum
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from builds.choices import SERVER_TRANSITIONS, ServerStatus
@@ -160,7 +160,12 @@ def server_pass_burnin(*, server: Server, actor: Any, note: str = "") -> Server:
         server=locked, actor=actor, target=ServerStatus.BURN_IN_PASSED, verb="pass_burn_in", note=note
     )
     # What the GPUs drew under full load goes onto the server: deployment sums it per circuit.
-    gpu_power_w = run.gpu_results.aggregate(total=Sum("mean_power_w"))["total"]
+    # A GPU without a mean power would make the sum too low for the circuit check: then none is kept, and
+    # deployment falls back to the configuration's budget.
+    powers = run.gpu_results.aggregate(
+        total=Sum("mean_power_w"), unknown=Count("pk", filter=Q(mean_power_w=None))
+    )
+    gpu_power_w = None if powers["unknown"] else powers["total"]
     passed = server_record_burnin_power(server=passed, actor=actor, gpu_power_w=gpu_power_w)
     waived = list(run.findings.filter(waived_at__isnull=False).order_by("id").values_list("id", flat=True))
     audit(

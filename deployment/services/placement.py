@@ -122,13 +122,21 @@ def placement_create(
     if not isinstance(lowest_u, int) or isinstance(lowest_u, bool) or lowest_u < 1:
         raise InvalidInput("lowest_u", f"U positions count from 1; got {lowest_u!r}.")
     if measured_wall_w is not None and (
-        not isinstance(measured_wall_w, int) or not 1 <= measured_wall_w <= 100_000
+        not isinstance(measured_wall_w, int)
+        or isinstance(measured_wall_w, bool)
+        or not 1 <= measured_wall_w <= 100_000
     ):
         raise InvalidInput(
             "measured_wall_w", f"must be a whole number of watts from 1 to 100000; got {measured_wall_w!r}."
         )
     height = chassis_height(locked)
     top = lowest_u + height - 1
+    if height > locked_rack.height_u:
+        raise InvalidInput(
+            "lowest_u",
+            f"server {locked.hostname} is {height}U high, taller than the {locked_rack.height_u}U of rack "
+            f"{locked_rack.name}.",
+        )
     if top > locked_rack.height_u:
         raise InvalidInput(
             "lowest_u",

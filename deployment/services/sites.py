@@ -187,11 +187,13 @@ def feed_update(*, feed: PowerFeed, actor: Any, **values: Any) -> PowerFeed:
     if PowerFeed.objects.filter(rack=rack, name=cleaned["name"]).exclude(pk=locked.pk).exists():
         raise _name_taken(f"Rack {rack.name} already has a feed named {cleaned['name']}.")
     before = {field: getattr(locked, field) for field in FEED_FIELDS}
+    limit_before = locked.continuous_limit_w
     for field, value in cleaned.items():
         setattr(locked, field, value)
     load = next(load for load in feed_loads(rack=rack) if load.feed.pk == locked.pk)
     load.feed = locked
-    if not load.ok:
+    # Only a lower limit is refused: a feed a PM accepted above its limit may still be renamed or upgraded.
+    if not load.ok and load.limit_w < limit_before:
         raise RuleViolation(
             f"Feed {locked.name} cannot change so: {load.sentence()}",
             missing=[load.sentence()],
