@@ -1,4 +1,8 @@
-"""Run every benchmark against a throwaway test database (PostgreSQL when DATABASE_URL names it)."""
+"""Run every benchmark against a throwaway test database (PostgreSQL when DATABASE_URL names it).
+
+`python -m bench` runs them all; `python -m bench deployment burnin_charts` only the ones named (the module
+names without `bench_`).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,28 @@ def main() -> int:
     from django.db import close_old_connections, connection
     from django.test.utils import setup_test_environment
 
-    from bench import bench_burnin, bench_burnin_analysis, bench_burnin_charts, bench_orders, bench_receive
+    from bench import (
+        bench_burnin,
+        bench_burnin_analysis,
+        bench_burnin_charts,
+        bench_deployment,
+        bench_orders,
+        bench_receive,
+    )
+
+    benches = {
+        "orders": bench_orders,
+        "receive": bench_receive,
+        "burnin_analysis": bench_burnin_analysis,
+        "burnin": bench_burnin,
+        "burnin_charts": bench_burnin_charts,
+        "deployment": bench_deployment,
+    }
+    chosen = sys.argv[1:] or list(benches)
+    unknown = [name for name in chosen if name not in benches]
+    if unknown:
+        print(f"unknown bench(es) {', '.join(unknown)}; choose from {', '.join(benches)}", file=sys.stderr)
+        return 2
 
     setup_test_environment()
     # As Django's TestCase does: keep one connection across requests, so queries can be counted.
@@ -25,11 +50,8 @@ def main() -> int:
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
         print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
-        bench_orders.run()
-        bench_receive.run()
-        bench_burnin_analysis.run()
-        bench_burnin.run()
-        bench_burnin_charts.run()
+        for name in chosen:
+            benches[name].run()
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     return 0

@@ -71,7 +71,7 @@ def test_seed_demo_is_idempotent_and_loads_the_fleets(client, capsys):
 
 def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_commit_callbacks):
     """The 7U machine's run shows seed 003's figures and waits for a PM on its interrupted stage; the fleet's
-    first server passed."""
+    first server passed (and the deployment demo deployed it)."""
     from burnin.models import BurnInRun
 
     settings.MEDIA_ROOT = tmp_path
@@ -96,6 +96,10 @@ def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_
     assert seven_u.report.storage.exists(seven_u.report.name)
 
     fleet = runs["Vastfleet Rentals GmbH"]
-    assert (fleet.server.status, fleet.result) == ("burn_in_passed", "pass")
+    assert (fleet.server.status, fleet.result) == (
+        "deployed",
+        "pass",
+    )  # passed, then deployed (deployment.demo)
+    assert fleet.server.burnin_gpu_power_w == 8 * 561  # the figure its rack's feeds count
     assert fleet.gpu_results.count() == 8
     assert not fleet.findings.exclude(severity="info").exists()
