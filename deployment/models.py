@@ -313,6 +313,9 @@ class PlatformListing(models.Model):
     listed_on = models.DateField(null=True, blank=True)
     verified_on = models.DateField(null=True, blank=True)
     note = models.TextField(blank=True)
+    is_current = models.BooleanField(
+        default=True, editable=False, help_text="The server's latest listing; earlier rows are history."
+    )
     recorded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -339,6 +342,20 @@ class PlatformListing(models.Model):
                 | (~Q(platform=Platform.NONE) & ~Q(machine_id="")),
                 name="%(app_label)s_%(class)s_machine_id_when_listed",
                 violation_error_message="A listed server has a machine id; an unlisted one has none.",
+            ),
+            models.UniqueConstraint(
+                fields=["server"],
+                condition=Q(is_current=True),
+                name="%(app_label)s_%(class)s_one_current_per_server",
+                violation_error_message="A server has one current listing.",
+            ),
+            # Two servers never hold one machine id on a platform at the same time, even when recorded at
+            # the same moment: the second insert waits for the first and then fails.
+            models.UniqueConstraint(
+                fields=["platform", "machine_id"],
+                condition=Q(is_current=True) & ~Q(platform=Platform.NONE),
+                name="%(app_label)s_%(class)s_unique_current_machine",
+                violation_error_message="Another server is listed under this machine id.",
             ),
             models.CheckConstraint(
                 condition=Q(reliability__isnull=True) | Q(reliability__gte=0, reliability__lte=1),

@@ -193,7 +193,7 @@ def deploy_missing(*, server: Server) -> list[str]:
 
 def current_listing(*, server: Server) -> PlatformListing | None:
     """The latest recorded platform listing of a server (the history is every row)."""
-    return PlatformListing.objects.filter(server=server).order_by("-recorded_at", "-id").first()
+    return PlatformListing.objects.filter(server=server, is_current=True).first()
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from builds.services import server_record_burnin_power, server_transition
 from burnin.choices import Severity, StageStatus
 from burnin.gates import PASSED_BURN_IN
 from burnin.models import BurnInRun, BurnInStage, Finding
+from orders.selectors import configuration_gpus
 from werkbank.access import is_pm
 from werkbank.audit import audit
 from werkbank.errors import InvalidInput, RuleViolation
@@ -131,7 +132,7 @@ def burnin_gate_state(*, server: Server) -> GateState:
 
 
 def _lock(server: Server) -> Server:
-    return Server.objects.select_for_update(of=("self",)).get(pk=server.pk)
+    return Server.objects.select_for_update(of=("self",)).select_related("order").get(pk=server.pk)
 
 
 @transaction.atomic
@@ -162,10 +163,12 @@ def server_pass_burnin(*, server: Server, actor: Any, note: str = "") -> Server:
     # What the GPUs drew under full load goes onto the server: deployment sums it per circuit.
     # A GPU without a mean power would make the sum too low for the circuit check: then none is kept, and
     # deployment falls back to the configuration's budget.
+    # So would a run that reports fewer GPUs than the configuration has.
     powers = run.gpu_results.aggregate(
-        total=Sum("mean_power_w"), unknown=Count("pk", filter=Q(mean_power_w=None))
+        total=Sum("mean_power_w"), known=Count("pk", filter=Q(mean_power_w__isnull=False))
     )
-    gpu_power_w = None if powers["unknown"] else powers["total"]
+    configured = configuration_gpus(order=locked.order)[0]
+    gpu_power_w = powers["total"] if powers["known"] >= max(configured, 1) else None
     passed = server_record_burnin_power(server=passed, actor=actor, gpu_power_w=gpu_power_w)
     waived = list(run.findings.filter(waived_at__isnull=False).order_by("id").values_list("id", flat=True))
     audit(

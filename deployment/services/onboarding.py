@@ -6,7 +6,7 @@ import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from builds.models import Server
@@ -27,6 +27,15 @@ def _reliability(value: Any) -> Decimal | None:
     if not number.is_finite() or not 0 <= number <= 1:
         raise InvalidInput("reliability", f"is a fraction from 0 to 1 (0.995 = 99.5 %); got {value!r}.")
     return number.quantize(Decimal("0.0001"))
+
+
+def _machine_id_taken(machine_id: str, platform: str, holder: str) -> RuleViolation:
+    label = Platform(platform).label
+    return RuleViolation(
+        f"Machine id {machine_id} on {label} is {holder}'s.",
+        missing=[f"a machine id no other server has on {label}"],
+        code="machine_id_taken",
+    )
 
 
 @transaction.atomic
@@ -73,23 +82,13 @@ def listing_record(
             code="not_deployed",
         )
     if machine_id:
-        clash = [
-            other.hostname
-            for other in Server.objects.filter(
-                platform_listings__platform=platform, platform_listings__machine_id=machine_id
-            )
-            .exclude(pk=locked.pk)
-            .distinct()
-            if (latest := current_listing(server=other)) is not None
-            and latest.platform == platform
-            and latest.machine_id == machine_id
-        ]
+        clash = list(
+            PlatformListing.objects.filter(is_current=True, platform=platform, machine_id=machine_id)
+            .exclude(server=locked)
+            .values_list("server__hostname", flat=True)[:1]
+        )
         if clash:
-            raise RuleViolation(
-                f"Machine id {machine_id} on {Platform(platform).label} is server {clash[0]}'s.",
-                missing=[f"a machine id no other server has on {Platform(platform).label}"],
-                code="machine_id_taken",
-            )
+            raise _machine_id_taken(machine_id, platform, f"server {clash[0]}")
     previous = current_listing(server=locked)
     today = timezone.localdate()
     if verification == Verification.VERIFIED and verified_on is None:
@@ -106,17 +105,23 @@ def listing_record(
     for field, value in (("listed_on", listed_on), ("verified_on", verified_on)):
         if value is not None and value > today:
             raise InvalidInput(field, f"{value} lies in the future.")
-    listing = PlatformListing.objects.create(
-        server=locked,
-        platform=platform,
-        machine_id=machine_id,
-        verification=verification,
-        reliability=reliability_value,
-        listed_on=listed_on,
-        verified_on=verified_on,
-        note=(note or "").strip(),
-        recorded_by=actor if getattr(actor, "is_authenticated", False) else None,
-    )
+    PlatformListing.objects.filter(server=locked, is_current=True).update(is_current=False)
+    try:
+        with transaction.atomic():
+            listing = PlatformListing.objects.create(
+                server=locked,
+                platform=platform,
+                machine_id=machine_id,
+                verification=verification,
+                reliability=reliability_value,
+                listed_on=listed_on,
+                verified_on=verified_on,
+                note=(note or "").strip(),
+                recorded_by=actor if getattr(actor, "is_authenticated", False) else None,
+            )
+    except IntegrityError:
+        # Another server took the machine id between the check above and this insert.
+        raise _machine_id_taken(machine_id, platform, "another server") from None
     audit(
         actor=actor,
         verb="deployment.listing",

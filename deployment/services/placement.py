@@ -21,7 +21,7 @@ from deployment.selectors import feed_loads, server_powers
 from inventory.choices import PartCategory
 from werkbank.access import is_pm
 from werkbank.audit import audit
-from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
 
 #: The name of the exclusion constraint that backs the overlap check on PostgreSQL.
 NO_OVERLAP = "deployment_rackplacement_no_overlap"
@@ -233,7 +233,9 @@ def placement_remove(*, placement: RackPlacement, actor: Any, reason: str = "") 
             missing=["a server that is not deployed yet"],
             code="placement_closed",
         )
-    current = RackPlacement.objects.get(pk=placement.pk)
+    current = RackPlacement.objects.filter(pk=placement.pk).first()
+    if current is None:
+        raise UnknownObject("placement", f"server {locked.hostname} has no placement any more.")
     audit(
         actor=actor,
         verb="deployment.unplace",

@@ -143,7 +143,7 @@ def test_pass_is_refused_while_a_fail_is_unwaived_and_allowed_once_a_pm_waived_i
     assert waive(gate.t.pm, fail_4).status_code == 200
     assert api_client(gate.t.pm).get(gate_url(gate.server)).json()["ready"] is True
 
-    GpuResult.objects.bulk_create(GpuResult(run=run, index=index, mean_power_w=290.5) for index in range(6))
+    GpuResult.objects.bulk_create(GpuResult(run=run, index=index, mean_power_w=290.5) for index in range(8))
     passed = post(gate.t.pm, gate_url(gate.server, "pass"), {"note": "Both links fixed"})
 
     assert passed.status_code == 200, passed.json()
@@ -161,7 +161,7 @@ def test_pass_is_refused_while_a_fail_is_unwaived_and_allowed_once_a_pm_waived_i
     ]
     # The GPUs' mean power of the accepted run goes onto the server, for deployment's circuit check.
     gate.server.refresh_from_db()
-    assert gate.server.burnin_gpu_power_w == pytest.approx(6 * 290.5)
+    assert gate.server.burnin_gpu_power_w == pytest.approx(8 * 290.5)
     waiver = AuditEvent.objects.for_object(gate.server).filter(verb="burnin.finding_waive").first()
     assert (waiver.actor, waiver.note) == (gate.t.pm, "GPU 2 re-seated; x16 confirmed with lspci")
     assert waiver.before == {"finding": fail_2.pk, "waived": False}

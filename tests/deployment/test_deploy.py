@@ -218,3 +218,15 @@ def test_a_gpu_without_a_mean_power_leaves_the_budget_in_charge(pm, settings):
     placement_create(server=passed, rack=rack, lowest_u=1, feeds=[a1], actor=pm)
     (event,) = rig.events(server, "deployment.place")
     assert (event.after["wall_source"], event.after["wall_w"]) == ("budget", 3125)
+
+
+def test_a_run_with_fewer_gpus_than_the_configuration_leaves_the_budget_in_charge(pm):
+    server = rig.server(status="burn_in")  # the configuration has 4 GPUs
+    run = factories.make_burnin_run(server, stages=[{"name": "burn", "status": "ok"}])
+    # Only three cards reported: the fourth fell off the bus, so their sum would understate the load.
+    GpuResult.objects.bulk_create(
+        GpuResult(run=run, index=index, mean_power_w=watts)
+        for index, watts in enumerate([410.5, 420.0, 415.5])
+    )
+
+    assert server_pass_burnin(server=server, actor=pm).burnin_gpu_power_w is None

@@ -3,10 +3,12 @@ listing, its validation, the verification date, and machine ids unique among cur
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from deployment.models import PlatformListing
@@ -114,7 +116,7 @@ def test_reliability_bounds_are_included(pm, reliability):
 
 
 def test_a_machine_id_of_another_servers_current_listing_is_taken(pm):
-    first, second = rig.servers(2, status="deployed")
+    first, second = rig.servers(count=2, status="deployed")
     _list(first, pm, machine_id="m-1")
 
     with pytest.raises(RuleViolation) as refusal:
@@ -128,7 +130,7 @@ def test_a_machine_id_of_another_servers_current_listing_is_taken(pm):
 
 
 def test_a_superseded_listing_frees_its_machine_id(pm):
-    first, second = rig.servers(2, status="deployed")
+    first, second = rig.servers(count=2, status="deployed")
     _list(first, pm, machine_id="m-1")
     _list(first, pm, machine_id="m-2")  # re-listed under a new id: m-1 is history
 
@@ -150,3 +152,34 @@ def test_only_a_deployed_server_is_listed(pm, status):
     assert refusal.value.code == "not_deployed"
     assert refusal.value.missing == [f"server {server.hostname} deployed"]
     assert not PlatformListing.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_servers_claiming_one_machine_id_at_once_leave_exactly_one_listed():
+    """The service's check cannot see an insert that has not committed; the partial unique constraint on
+    the current listings makes the second insert wait for the first and then fail (PostgreSQL)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: SQLite serialises writers, so there is no race to lose")
+    pm = factories.make_pm(username="race-pm")
+    first, second = rig.servers(count=2, status="deployed")
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def claim(server):
+        try:
+            barrier.wait(timeout=10)
+            listing_record(server=server, actor=pm, platform="vast_ai", machine_id="race-1")
+            outcomes.append("listed")
+        except RuleViolation as refusal:
+            outcomes.append(refusal.code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim, args=(server,)) for server in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    assert sorted(outcomes) == ["listed", "machine_id_taken"]
+    assert PlatformListing.objects.filter(machine_id="race-1", is_current=True).count() == 1
