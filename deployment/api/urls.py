@@ -2,4 +2,23 @@
 
 from rest_framework.routers import SimpleRouter
 
+from deployment.api.views import (
+    DeploymentServerViewSet,
+    NetworkViewSet,
+    PlacementViewSet,
+    PlatformListingViewSet,
+    PowerFeedViewSet,
+    RackViewSet,
+    SiteViewSet,
+)
+
 router = SimpleRouter()
+router.register("sites", SiteViewSet, basename="site")
+# The racks' elevation drawing registers on the same prefix, with a basename of its own.
+router.register("racks", RackViewSet, basename="rack")
+router.register("power-feeds", PowerFeedViewSet, basename="power-feed")
+router.register("placements", PlacementViewSet, basename="placement")
+router.register("networks", NetworkViewSet, basename="network")
+router.register("platform-listings", PlatformListingViewSet, basename="platform-listing")
+# A server's deployment state and the PM's deploy, by asset tag (like burnin/server-gate).
+router.register("deployment/servers", DeploymentServerViewSet, basename="deployment-server")

@@ -28,6 +28,14 @@ from builds.models import (
 )
 from builds.services import server_assign_partner, servers_create_for_order
 from burnin.models import BurnInRun
+from deployment.services import (
+    feed_create,
+    listing_record,
+    network_set,
+    placement_create,
+    rack_create,
+    site_create,
+)
 from inventory.models import BatchLot, Component, StockMovement
 from orders.choices import OrderStatus
 from orders.models import Workload
@@ -675,6 +683,148 @@ BURNIN_CASES: dict[str, Callable[[World], None]] = {
 }
 
 
+# --- deployment: customer A's servers (built by P) in a colocation rack, one ready, one deployed and listed -
+
+
+@dataclass
+class Deployment:
+    site: Any
+    rack: Any
+    feed: Any
+    ready: Any
+    placement: Any
+    network: Any
+    listing: Any
+
+
+def _deployment(w: World) -> Deployment:
+    order = factories.OrderFactory(customer=w.t.customer_a, server_count=2)
+    factories.make_servers(order, status=ServerStatus.BURN_IN_PASSED)
+    order.servers.update(partner=w.t.partner_p)
+    ready, live = order.servers.order_by("sequence")
+    pm = w.t.pm
+    site = site_create(
+        actor=pm, name="Sofia", kind="colocation", operator="T", customer=None, address="A", country="BG"
+    )
+    rack = rack_create(site=site, actor=pm, name="R1")
+    feed = feed_create(rack=rack, actor=pm, name="PDU-A", voltage_v=230, current_a=32)
+    placement = placement_create(
+        server=ready, rack=rack, lowest_u=1, feeds=[feed], actor=pm, measured_wall_w=1
+    )
+    placement_create(server=live, rack=rack, lowest_u=10, feeds=[feed], actor=pm, measured_wall_w=1)
+    network = network_set(
+        server=ready, actor=pm, management_ip="10.0.0.1", bmc_ip="10.1.0.1", bmc_mac="3c:ec:ef:00:00:01"
+    )
+    Server.objects.filter(pk=live.pk).update(status=ServerStatus.DEPLOYED)
+    live.refresh_from_db()
+    listing = listing_record(server=live, actor=pm, platform="vast_ai", machine_id="4711")
+    return Deployment(
+        site=site, rack=rack, feed=feed, ready=ready, placement=placement, network=network, listing=listing
+    )
+
+
+def _deployment_strangers(w: World) -> list[Any]:
+    return [w.t.user_b, w.t.user_q, w.t.outsider]
+
+
+def _deployment_list(path: str, attribute: str, server_filter: bool = False) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        d = _deployment(w)
+        mine = getattr(d, attribute).pk
+        for user in (w.t.user_a, w.t.user_p):  # the servers' customer and partner
+            assert mine in _ids(api_client(user).get(f"/api/v1/{path}/")), user.username
+        for user in _deployment_strangers(w):
+            assert _ids(api_client(user).get(f"/api/v1/{path}/")) == set(), user.username
+        if server_filter:
+            response = api_client(w.t.user_q).get(f"/api/v1/{path}/?server={d.ready.pk}")
+            assert response.status_code == 400
+
+    return case
+
+
+def _deployment_detail(
+    path: str, attribute: str, body: dict, delete: bool = False
+) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        d = _deployment(w)
+        url = f"/api/v1/{path}/{getattr(d, attribute).pk}/"
+        events = AuditEvent.objects.count()
+        assert api_client(w.t.user_a).get(url).status_code == 200
+        _assert_404(_deployment_strangers(w), "get", url)
+        _assert_404(_deployment_strangers(w), "patch", url, body)
+        if delete:
+            _assert_404(_deployment_strangers(w), "delete", url)
+        for user in (w.t.user_a, w.t.user_p):  # they see it, so they are told why not
+            assert api_client(user).patch(url, body, format="json").status_code == 403
+        assert AuditEvent.objects.count() == events
+        assert type(getattr(d, attribute)).objects.filter(pk=getattr(d, attribute).pk).exists()
+
+    return case
+
+
+def rack_power(w: World) -> None:
+    d = _deployment(w)
+    url = f"/api/v1/racks/{d.rack.pk}/power/"
+    assert d.ready.hostname in api_client(w.t.user_p).get(url).content.decode()
+    _assert_404(_deployment_strangers(w), "get", url)
+
+
+def placement_detail(w: World) -> None:
+    d = _deployment(w)
+    url = f"/api/v1/placements/{d.placement.pk}/"
+    assert api_client(w.t.user_a).get(url).status_code == 200
+    _assert_404(_deployment_strangers(w), "get", url)
+    _assert_404(_deployment_strangers(w), "delete", url, {"reason": "x"})
+    for user in (w.t.user_a, w.t.user_p):
+        assert api_client(user).delete(url).status_code == 403
+    assert not AuditEvent.objects.filter(verb="deployment.unplace").exists()
+
+
+def platform_listing_detail(w: World) -> None:
+    d = _deployment(w)
+    url = f"/api/v1/platform-listings/{d.listing.pk}/"
+    assert api_client(w.t.user_p).get(url).status_code == 200
+    _assert_404(_deployment_strangers(w), "get", url)
+
+
+def deployment_server_detail(w: World) -> None:
+    d = _deployment(w)
+    url = f"/api/v1/deployment/servers/{d.ready.asset_tag}/"
+    for user in (w.t.user_a, w.t.user_p):
+        assert api_client(user).get(url).json()["ready"] is True
+    _assert_404(_deployment_strangers(w), "get", url)
+
+
+def deployment_server_deploy(w: World) -> None:
+    d = _deployment(w)
+    url = f"/api/v1/deployment/servers/{d.ready.asset_tag}/deploy/"
+    _assert_404(_deployment_strangers(w), "post", url, {"note": "x"})
+    for user in (w.t.user_a, w.t.user_p):
+        assert api_client(user).post(url, {"note": "x"}, format="json").status_code == 403
+    d.ready.refresh_from_db()
+    assert d.ready.status == ServerStatus.BURN_IN_PASSED
+    assert not AuditEvent.objects.filter(verb="deployment.deploy").exists()
+
+
+DEPLOYMENT_CASES: dict[str, Callable[[World], None]] = {
+    "site-list": _deployment_list("sites", "site"),
+    "site-detail": _deployment_detail("sites", "site", {"operator": "Taken over"}),
+    "rack-list": _deployment_list("racks", "rack"),
+    "rack-detail": _deployment_detail("racks", "rack", {"name": "Taken over"}),
+    "rack-power": rack_power,
+    "power-feed-list": _deployment_list("power-feeds", "feed"),
+    "power-feed-detail": _deployment_detail("power-feeds", "feed", {"current_a": 16}, delete=True),
+    "placement-list": _deployment_list("placements", "placement", server_filter=True),
+    "placement-detail": placement_detail,
+    "network-list": _deployment_list("networks", "network", server_filter=True),
+    "network-detail": _deployment_detail("networks", "network", {"bmc_password": "taken-over"}),
+    "platform-listing-list": _deployment_list("platform-listings", "listing", server_filter=True),
+    "platform-listing-detail": platform_listing_detail,
+    "deployment-server-detail": deployment_server_detail,
+    "deployment-server-deploy": deployment_server_deploy,
+}
+
+
 CASES: dict[str, Callable[[World], None]] = {
     "organization-list": organization_list,
     "organization-detail": organization_detail,
@@ -715,6 +865,7 @@ CASES: dict[str, Callable[[World], None]] = {
     **BURNIN_GATE_CASES,
     **BURNIN_CHART_CASES,
     **BURNIN_CASES,
+    **DEPLOYMENT_CASES,
 }
 
 

@@ -1,0 +1,106 @@
+"""FilterSets of the deployment app, one per listed model, each with a `q` search. Foreign-key choices go
+through `visible_choices`: nobody can name (or probe for) another tenant's rows."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Q, QuerySet
+
+from builds.models import Server
+from deployment.choices import FeedLeg, Platform, RackFace, SiteKind, Verification
+from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork, Site
+from werkbank.filters import visible_choices
+from werkbank.models import Organization
+
+
+class SiteFilter(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(choices=SiteKind.choices)
+    customer = django_filters.ModelChoiceFilter(queryset=visible_choices(Organization))
+    country = django_filters.CharFilter(field_name="country", lookup_expr="iexact")
+    eu = django_filters.BooleanFilter(field_name="eu")
+    q = django_filters.CharFilter(method="search", label="Search name, operator or address")
+
+    class Meta:
+        model = Site
+        fields = ["kind", "customer", "country", "eu"]
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(
+            Q(name__icontains=value) | Q(operator__icontains=value) | Q(address__icontains=value)
+        )
+
+
+class RackFilter(django_filters.FilterSet):
+    site = django_filters.ModelChoiceFilter(queryset=visible_choices(Site))
+    q = django_filters.CharFilter(method="search", label="Search rack or site name")
+
+    class Meta:
+        model = Rack
+        fields = ["site"]
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(Q(name__icontains=value) | Q(site__name__icontains=value))
+
+
+class PowerFeedFilter(django_filters.FilterSet):
+    rack = django_filters.ModelChoiceFilter(queryset=visible_choices(Rack))
+    site = django_filters.ModelChoiceFilter(field_name="rack__site", queryset=visible_choices(Site))
+    leg = django_filters.ChoiceFilter(choices=FeedLeg.choices)
+    q = django_filters.CharFilter(method="search", label="Search feed or rack name")
+
+    class Meta:
+        model = PowerFeed
+        fields = ["rack", "site", "leg"]
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(Q(name__icontains=value) | Q(rack__name__icontains=value))
+
+
+def _server_search(prefix: str, value: str) -> Q:
+    return Q(**{f"{prefix}hostname__icontains": value}) | Q(**{f"{prefix}asset_tag__icontains": value})
+
+
+class RackPlacementFilter(django_filters.FilterSet):
+    server = django_filters.ModelChoiceFilter(queryset=visible_choices(Server))
+    rack = django_filters.ModelChoiceFilter(queryset=visible_choices(Rack))
+    site = django_filters.ModelChoiceFilter(field_name="rack__site", queryset=visible_choices(Site))
+    face = django_filters.ChoiceFilter(choices=RackFace.choices)
+    q = django_filters.CharFilter(method="search", label="Search hostname, asset tag or rack name")
+
+    class Meta:
+        model = RackPlacement
+        fields = ["server", "rack", "site", "face"]
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(_server_search("server__", value) | Q(rack__name__icontains=value))
+
+
+class ServerNetworkFilter(django_filters.FilterSet):
+    server = django_filters.ModelChoiceFilter(queryset=visible_choices(Server))
+    q = django_filters.CharFilter(method="search", label="Search hostname, asset tag, IP or MAC")
+
+    class Meta:
+        model = ServerNetwork
+        fields = ["server"]
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(
+            _server_search("server__", value)
+            | Q(management_ip__contains=value)
+            | Q(bmc_ip__contains=value)
+            | Q(bmc_mac__icontains=value)
+        )
+
+
+class PlatformListingFilter(django_filters.FilterSet):
+    server = django_filters.ModelChoiceFilter(queryset=visible_choices(Server))
+    platform = django_filters.ChoiceFilter(choices=Platform.choices)
+    verification = django_filters.ChoiceFilter(choices=Verification.choices)
+    q = django_filters.CharFilter(method="search", label="Search hostname, asset tag or machine id")
+
+    class Meta:
+        model = PlatformListing
+        fields = ["server", "platform", "verification"]
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(_server_search("server__", value) | Q(machine_id__icontains=value))
