@@ -152,8 +152,16 @@ def feed_loads(
     """Every feed of the rack with the servers it carries. `adding` = (server, feed ids, measured W) counts
     a placement not saved yet; `excluding` leaves a server out (the one being re-placed)."""
     feeds = list(PowerFeed.objects.filter(rack=rack).order_by("name"))
-    through = RackPlacement.feeds.through.objects.filter(powerfeed__rack=rack).select_related(
-        "rackplacement__server__order"
+    through = (
+        RackPlacement.feeds.through.objects.filter(powerfeed__rack=rack)
+        .select_related("rackplacement__server__order")
+        .only(
+            "powerfeed_id",
+            "rackplacement__measured_wall_w",
+            "rackplacement__server__hostname",
+            "rackplacement__server__burnin_gpu_power_w",
+            "rackplacement__server__order__configuration_id",
+        )
     )
     uses: list[tuple[int, Server, int | None]] = [
         (row.powerfeed_id, row.rackplacement.server, row.rackplacement.measured_wall_w)
