@@ -357,10 +357,11 @@ class PlatformListingSerializer(serializers.ModelSerializer):
             "listed_on",
             "verified_on",
             "note",
+            "is_current",
             "recorded_by",
             "recorded_at",
         ]
-        read_only_fields = ["id", "hostname", "asset_tag", "recorded_by", "recorded_at"]
+        read_only_fields = ["id", "hostname", "asset_tag", "is_current", "recorded_by", "recorded_at"]
 
 
 # --- a server's deployment state -----------------------------------------------------------------------
