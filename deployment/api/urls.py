@@ -2,4 +2,8 @@
 
 from rest_framework.routers import SimpleRouter
 
+from deployment.api.elevation import RackElevationViewSet
+
 router = SimpleRouter()
+# A rack's front elevation (SVG) only: no list or detail route of its own.
+router.register("racks", RackElevationViewSet, basename="rack-elevation")

@@ -675,6 +675,40 @@ BURNIN_CASES: dict[str, Callable[[World], None]] = {
 }
 
 
+# --- deployment: a rack with a server of customer A's order, built by P --------------------------------
+
+
+def rack_elevation_svg(w: World) -> None:
+    from deployment.services import feed_create, placement_create, rack_create, site_create
+
+    order = factories.OrderFactory(customer=w.t.customer_a, server_count=1)
+    [server] = factories.make_servers(order, status=ServerStatus.BURN_IN_PASSED)
+    Server.objects.filter(pk=server.pk).update(partner=w.t.partner_p)
+    site = site_create(
+        actor=w.t.pm,
+        name="Iso colo",
+        kind="colocation",
+        operator="Op",
+        customer=None,
+        address="x",
+        country="BG",
+    )
+    rack = rack_create(site=site, actor=w.t.pm, name="R1", height_u=42)
+    feed = feed_create(rack=rack, actor=w.t.pm, name="A1", leg="A", voltage_v=230, current_a=32, phases=3)
+    placement_create(server=server, rack=rack, lowest_u=1, feeds=[feed], actor=w.t.pm)
+    url = f"/api/v1/racks/{rack.pk}/elevation.svg/"
+    for user in (w.t.pm, w.t.user_a, w.t.user_p):
+        response = api_client(user).get(url)
+        assert (response.status_code, response["Content-Type"]) == (200, "image/svg+xml"), user.username
+        assert server.hostname in response.content.decode()
+    _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
+
+
+DEPLOYMENT_CASES: dict[str, Callable[[World], None]] = {
+    "rack-elevation-svg": rack_elevation_svg,
+}
+
+
 CASES: dict[str, Callable[[World], None]] = {
     "organization-list": organization_list,
     "organization-detail": organization_detail,
@@ -715,6 +749,7 @@ CASES: dict[str, Callable[[World], None]] = {
     **BURNIN_GATE_CASES,
     **BURNIN_CHART_CASES,
     **BURNIN_CASES,
+    **DEPLOYMENT_CASES,
 }
 
 
