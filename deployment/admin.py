@@ -248,9 +248,9 @@ class RackAdmin(ViewerAdmin):
             obj.pk = created.pk
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
-        if formset.model is not PowerFeed:
-            return
         formset.save(commit=False)  # sorts the forms into new, changed and deleted; writes nothing
+        if formset.model is not PowerFeed:
+            return  # the placements are read-only here
         rack = Rack.objects.get(pk=form.instance.pk)
         for feed in formset.deleted_objects:
             feed_delete(feed=feed, actor=request.user)
@@ -351,7 +351,7 @@ class RackPlacementAdmin(PMAdmin):
             measured_wall_w=data.get("measured_wall_w"),
             override_reason=data.get("power_override_reason") or "",
         )
-        obj.pk = placement.pk
+        obj.pk, obj.height_u = placement.pk, placement.height_u  # the admin's log names it
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         pass  # the service set the feeds

@@ -132,10 +132,18 @@ def _feed_svg(load: FeedLoad, *, y: float) -> str:
     )
 
 
-def rack_elevation_svg(*, rack: Rack, user: Any) -> str:
-    """The front of `rack` as `user` may see it, with its feeds' loads below."""
-    slots = elevation_slots(rack=rack, user=user)
-    loads = feed_loads(rack=rack)
+def rack_elevation_svg(
+    *,
+    rack: Rack,
+    user: Any,
+    slots: list[ElevationSlot] | None = None,
+    loads: list[FeedLoad] | None = None,
+) -> str:
+    """The front of `rack` as `user` may see it, with its feeds' loads below. A page that has read the
+    slots (`elevation_slots(rack=rack, user=user)`) or the loads (`feed_loads(rack=rack)`) already may pass
+    them in."""
+    slots = elevation_slots(rack=rack, user=user) if slots is None else slots
+    loads = feed_loads(rack=rack) if loads is None else loads
     hatch = f"occupied-{rack.pk}"
     rack_top = PAD + TITLE_H
     rack_h = rack.height_u * U_H

@@ -40,14 +40,14 @@ class FeedRow:
     servers: list[dict[str, Any]]
 
 
-def _elevation(rack: Rack, user: Any) -> SafeString:
+def _elevation(rack: Rack, user: Any, **read: Any) -> SafeString:
     # Built with escape() from our own data (deployment.elevation).
-    return mark_safe(rack_elevation_svg(rack=rack, user=user))
+    return mark_safe(rack_elevation_svg(rack=rack, user=user, **read))
 
 
-def _feed_rows(rack: Rack, visible_ids: set[int]) -> list[FeedRow]:
+def _feed_rows(loads: list[selectors.FeedLoad], visible_ids: set[int]) -> list[FeedRow]:
     rows = []
-    for load in selectors.feed_loads(rack=rack):
+    for load in loads:
         servers = [
             {
                 "visible": power.server_id in visible_ids,
@@ -74,12 +74,13 @@ def rack_page(request: HttpRequest, rack_id: int) -> HttpResponse:
     """A rack: its elevation, its feeds with their loads, and its placements."""
     rack = _visible(Rack.objects.select_related("site"), request.user, rack_id)
     slots = selectors.elevation_slots(rack=rack, user=request.user)
+    loads = selectors.feed_loads(rack=rack)
     visible_ids = {slot.server_id for slot in slots if slot.visible}
     context = {
         "rack": rack,
         "site": rack.site,
-        "elevation": _elevation(rack, request.user),
-        "feeds": _feed_rows(rack, visible_ids),
+        "elevation": _elevation(rack, request.user, slots=slots, loads=loads),
+        "feeds": _feed_rows(loads, visible_ids),
         "slots": slots,
         "free_u": rack.height_u - sum(slot.height_u for slot in slots),
         "is_pm": is_pm(request.user),
