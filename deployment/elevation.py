@@ -43,7 +43,9 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "handed_over": ("#fbefff", "#8250df"),
 }
 DEFAULT_COLOURS = ("#f6f8fa", "#57606a")
-OK_FILL, OVER_FILL, LIMIT_STROKE = "#2da44e", "#cf222e", "#1f2328"
+OK_FILL, NEAR_FILL, OVER_FILL, LIMIT_STROKE = "#2da44e", "#bf8700", "#cf222e", "#1f2328"
+#: From this share of the continuous limit on, a feed's bar is drawn as near its limit.
+NEAR_LIMIT_PERCENT = 90.0
 
 
 def _e(value: Any) -> str:
@@ -68,7 +70,7 @@ def _slot_svg(slot: ElevationSlot, *, x: float, y_of: Any, hatch: str) -> str:
     span = f"U{slot.lowest_u}" if slot.height_u == 1 else f"U{slot.lowest_u}–U{slot.top_u}"
     if not slot.visible:
         return (
-            f'<g class="slot occupied" data-lowest-u="{slot.lowest_u}" data-top-u="{slot.top_u}">'
+            f'<g class="slot slot-occupied" data-lowest-u="{slot.lowest_u}" data-top-u="{slot.top_u}">'
             f"<title>Occupied ({_e(span)})</title>"
             f'<rect x="{x + 1}" y="{top + 1}" width="{RACK_W - 2}" height="{height - 2}" rx="3" '
             f'fill="url(#{hatch})" stroke="#6e7781" stroke-width="1.5"/>'
@@ -81,20 +83,20 @@ def _slot_svg(slot: ElevationSlot, *, x: float, y_of: Any, hatch: str) -> str:
     if one_u:
         texts = (
             f'<text x="{x + 14}" y="{top + 14}" font-size="11" fill="#1f2328">'
-            f'<tspan class="hostname" font-weight="600">{_e(name)}</tspan>'
-            f'<tspan class="status" dx="6" fill="{stroke}">{_e(slot.status_label)}</tspan></text>'
+            f'<tspan class="srv-hostname" font-weight="600">{_e(name)}</tspan>'
+            f'<tspan class="srv-status" dx="6" fill="{stroke}">{_e(slot.status_label)}</tspan></text>'
         )
     else:
         middle = top + height / 2
         texts = (
-            f'<text class="hostname" x="{x + 14}" y="{middle - 2}" font-size="13" font-weight="600" '
+            f'<text class="srv-hostname" x="{x + 14}" y="{middle - 2}" font-size="13" font-weight="600" '
             f'fill="#1f2328">{_e(name)}</text>'
-            f'<text class="status" x="{x + 14}" y="{middle + 14}" font-size="11" fill="#1f2328">'
+            f'<text class="srv-status" x="{x + 14}" y="{middle + 14}" font-size="11" fill="#1f2328">'
             f"{_e(slot.status_label)} · {_e(span)}</text>"
         )
     url = reverse("deployment:server", args=[slot.server_id])
     return (
-        f'<a class="slot server" href="{_e(url)}" data-server="{slot.server_id}" '
+        f'<a class="slot slot-server" href="{_e(url)}" data-server="{slot.server_id}" '
         f'data-status="{_e(slot.status)}" '
         f'data-lowest-u="{slot.lowest_u}" data-top-u="{slot.top_u}">'
         f"<title>{_e(slot.hostname)} · {_e(slot.status_label)} · asset tag {_e(slot.asset_tag)} · "
@@ -111,11 +113,15 @@ def _feed_svg(load: FeedLoad, *, y: float) -> str:
     scale_w = max(load.rated_w, load.load_w) or 1
     filled = min(load.load_w, scale_w) / scale_w * width
     limit_x = x + load.limit_w / scale_w * width
-    colour = OK_FILL if load.ok else OVER_FILL
-    state = "within the continuous limit" if load.ok else "OVER the continuous limit"
+    if not load.ok:
+        colour, word, state = OVER_FILL, "over", "OVER the continuous limit"
+    elif load.percent_of_limit >= NEAR_LIMIT_PERCENT:
+        colour, word, state = NEAR_FILL, "near", "near the continuous limit"
+    else:
+        colour, word, state = OK_FILL, "ok", "within the continuous limit"
     feed = load.feed
     return (
-        f'<g class="feed{"" if load.ok else " over"}" data-feed="{_e(feed.name)}" '
+        f'<g class="feed feed-{word}" data-feed="{_e(feed.name)}" '
         f'data-load-w="{load.load_w:.0f}" data-limit-w="{load.limit_w:.0f}" data-rated-w="{load.rated_w}">'
         f"<title>{_e(load.sentence())}</title>"
         f'<text class="caption" x="{PAD}" y="{y + 12}" font-size="11" fill="#1f2328">'
@@ -126,7 +132,7 @@ def _feed_svg(load: FeedLoad, *, y: float) -> str:
         f'stroke="{LIMIT_STROKE}" stroke-width="2"/>'
         f'<text x="{PAD}" y="{y + 28}" font-size="10" fill="#57606a">{_e(feed.leg)}</text>'
         f'<text x="{x + width + 4}" y="{y + 28}" font-size="10" fill="{colour}">'
-        f"{'ok' if load.ok else 'over'}</text>"
+        f"{word}</text>"
         f'<text x="{x}" y="{y + 42}" font-size="9" fill="#57606a">Leg {_e(feed.leg)} · {feed.voltage_v} V × '
         f"{feed.current_a} A × {feed.phases} phase{'s' if feed.phases > 1 else ''} · {state}</text></g>"
     )
@@ -178,8 +184,8 @@ def rack_elevation_svg(
             )
         if u not in used:
             parts.append(
-                f'<rect class="slot free" data-u="{u}" x="{slots_x + 1}" y="{y + 1}" width="{RACK_W - 2}" '
-                f'height="{U_H - 2}" fill="#ffffff" stroke="#d0d7de"/>'
+                f'<rect class="slot slot-free" data-u="{u}" x="{slots_x + 1}" y="{y + 1}" '
+                f'width="{RACK_W - 2}" height="{U_H - 2}" fill="#ffffff" stroke="#d0d7de"/>'
             )
     parts += [_slot_svg(slot, x=slots_x, y_of=y_of, hatch=hatch) for slot in slots]
     parts.append(

@@ -1,9 +1,9 @@
 """A rack shared by two customers, for the elevation, page, admin and browser tests.
 
-Site "Sofia Colo 1" (BG) with rack R07 (42U) and three feeds: A1 and B1 (230 V × 16 A, single phase: 2,944 W
-continuous, 3,680 W rated) and C1 (230 V × 32 A × 3 phases). Customer A's server (built by partner P) stands at
-U1–U6 on A1 and B1, measured at 2,900 W; customer B's (built by partner Q) at U10–U15 on C1. Both passed
-burn-in. A's server has a network record with BMC credentials; B's has none.
+Site "Sofia Colo 1" (BG) with rack R07 (42U) and three feeds: A1 and B1 (230 V × 16 A, single phase:
+2,944 W continuous, 3,680 W rated) and C1 (230 V × 32 A × 3 phases). Customer A's server (built by partner
+P) stands at U1–U6 on A1 and B1, measured at 2,900 W; customer B's (built by partner Q) at U10–U15 on C1.
+Both passed burn-in. A's server has a network record with BMC credentials; B's has none.
 """
 
 from __future__ import annotations

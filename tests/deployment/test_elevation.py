@@ -44,7 +44,7 @@ def test_the_svg_parses_and_has_the_title_the_u_scale_and_the_feed_bars(world, t
     assert "B1 · 2,900 W of 2,944 W continuous (98.5 %) · 3,680 W rated" in texts
     assert any(text.startswith("C1 · ") and text.endswith("· 22,080 W rated") for text in texts)
     # 42 U, 12 of them taken: 30 free slots.
-    free = [node for node in root.iter() if node.get("class") == "slot free"]
+    free = [node for node in root.iter() if node.get("class") == "slot slot-free"]
     assert len(free) == 30
     # The continuous-limit marker sits at 0.8 of the bar.
     feed = next(g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-feed") == "A1")
@@ -64,6 +64,10 @@ def test_the_pm_sees_every_server_named_with_status_and_link(world, tenants):
         assert f'href="/deployment/servers/{server.pk}/"' in svg
     assert "Burn-in passed" in svg  # the status in words, beside its colour
     assert ">occupied<" not in svg
+    # Page styles (.status, .ok, .occupied) cannot restyle the drawing: its classes are its own.
+    root = ET.fromstring(svg)
+    classes = {c for node in root.iter() for c in (node.get("class") or "").split()}
+    assert not classes & {"status", "ok", "occupied", "hostname", "free"}
 
 
 @pytest.mark.parametrize(
@@ -86,7 +90,7 @@ def test_a_member_sees_own_servers_named_and_the_others_only_as_occupied(world, 
     assert f"/deployment/servers/{theirs.pk}/" not in svg
     assert f'data-server="{theirs.pk}"' not in svg
     root = ET.fromstring(svg)
-    occupied = [node for node in root.iter() if node.get("class") == "slot occupied"]
+    occupied = [node for node in root.iter() if node.get("class") == "slot slot-occupied"]
     assert len(occupied) == 1
     assert (
         "".join(occupied[0].itertext())
@@ -146,3 +150,38 @@ def test_the_rack_route_has_no_list_or_detail():
     names = {pattern.name for pattern in api_router.urls}
     assert "rack-elevation-svg" in names
     assert not {"rack-elevation-list", "rack-elevation-detail"} & names
+
+
+def _feed_states(svg: str) -> dict[str, str]:
+    root = ET.fromstring(svg)
+    return {
+        g.get("data-feed"): g.get("class")
+        for g in root.iter("{http://www.w3.org/2000/svg}g")
+        if g.get("data-feed")
+    }
+
+
+def test_a_feed_near_or_over_its_limit_says_so_in_words(world, tenants):
+    from deployment.services import placement_create
+    from tests import factories
+
+    assert _feed_states(rack_elevation_svg(rack=world.rack, user=tenants.pm)) == {
+        "A1": "feed feed-near",  # 98.5 % of the continuous limit
+        "B1": "feed feed-near",
+        "C1": "feed feed-ok",
+    }
+    order = factories.OrderFactory(customer=tenants.customer_a, server_count=1)
+    [server] = factories.make_servers(order, status="burn_in_passed")
+    placement_create(
+        server=server,
+        rack=world.rack,
+        lowest_u=30,
+        feeds=[world.feeds["A1"]],
+        actor=tenants.pm,
+        measured_wall_w=500,
+        override_reason="Temporary, until feed A3 is installed",
+    )
+    svg = rack_elevation_svg(rack=world.rack, user=tenants.pm)
+    assert _feed_states(svg)["A1"] == "feed feed-over"
+    assert "A1 · 3,400 W of 2,944 W continuous (115.5 %) · 3,680 W rated" in _texts(svg)
+    assert "OVER the continuous limit" in svg
