@@ -10,6 +10,7 @@ from rest_framework.routers import DefaultRouter
 
 from builds.api.urls import router as builds_router
 from burnin.api.urls import router as burnin_router
+from deployment.api.elevation import RackElevationFile
 from deployment.api.urls import router as deployment_router
 from inventory.api.urls import router as inventory_router
 from orders.api.urls import router as orders_router
@@ -36,6 +37,12 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/", include("werkbank.api.urls")),
+    # The elevation is a file: it answers without the router's trailing slash too, as an .svg link expects.
+    path(
+        "api/v1/racks/<int:pk>/elevation.svg",
+        RackElevationFile.as_view({"get": "elevation"}),
+        name="rack-elevation-file",
+    ),
     path("api/v1/", include(api_router.urls)),
     path("pm/", include("orders.urls")),
     path("bench/", include("builds.urls")),

@@ -362,6 +362,9 @@ class PlatformListingSerializer(serializers.ModelSerializer):
             "recorded_at",
         ]
         read_only_fields = ["id", "hostname", "asset_tag", "is_current", "recorded_by", "recorded_at"]
+        # The service decides which listing is current (and refuses a machine id in use with a 409); the
+        # model's partial unique constraints are its database backstop, not rules for the request body.
+        validators: list = []
 
 
 # --- a server's deployment state -----------------------------------------------------------------------

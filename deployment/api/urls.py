@@ -2,6 +2,7 @@
 
 from rest_framework.routers import SimpleRouter
 
+from deployment.api.elevation import RackElevationViewSet
 from deployment.api.views import (
     DeploymentServerViewSet,
     NetworkViewSet,
@@ -14,8 +15,9 @@ from deployment.api.views import (
 
 router = SimpleRouter()
 router.register("sites", SiteViewSet, basename="site")
-# The racks' elevation drawing registers on the same prefix, with a basename of its own.
 router.register("racks", RackViewSet, basename="rack")
+# A rack's front elevation (SVG) only, on the same prefix: no list or detail route of its own.
+router.register("racks", RackElevationViewSet, basename="rack-elevation")
 router.register("power-feeds", PowerFeedViewSet, basename="power-feed")
 router.register("placements", PlacementViewSet, basename="placement")
 router.register("networks", NetworkViewSet, basename="network")

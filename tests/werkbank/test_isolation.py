@@ -806,6 +806,32 @@ def deployment_server_deploy(w: World) -> None:
     assert not AuditEvent.objects.filter(verb="deployment.deploy").exists()
 
 
+def rack_elevation_svg(w: World) -> None:
+    from deployment.services import feed_create, placement_create, rack_create, site_create
+
+    order = factories.OrderFactory(customer=w.t.customer_a, server_count=1)
+    [server] = factories.make_servers(order, status=ServerStatus.BURN_IN_PASSED)
+    Server.objects.filter(pk=server.pk).update(partner=w.t.partner_p)
+    site = site_create(
+        actor=w.t.pm,
+        name="Iso colo",
+        kind="colocation",
+        operator="Op",
+        customer=None,
+        address="x",
+        country="BG",
+    )
+    rack = rack_create(site=site, actor=w.t.pm, name="R1", height_u=42)
+    feed = feed_create(rack=rack, actor=w.t.pm, name="A1", leg="A", voltage_v=230, current_a=32, phases=3)
+    placement_create(server=server, rack=rack, lowest_u=1, feeds=[feed], actor=w.t.pm)
+    for url in (f"/api/v1/racks/{rack.pk}/elevation.svg/", f"/api/v1/racks/{rack.pk}/elevation.svg"):
+        for user in (w.t.pm, w.t.user_a, w.t.user_p):
+            response = api_client(user).get(url)
+            assert (response.status_code, response["Content-Type"]) == (200, "image/svg+xml"), user.username
+            assert server.hostname in response.content.decode()
+        _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
+
+
 DEPLOYMENT_CASES: dict[str, Callable[[World], None]] = {
     "site-list": _deployment_list("sites", "site"),
     "site-detail": _deployment_detail("sites", "site", {"operator": "Taken over"}),
@@ -822,6 +848,7 @@ DEPLOYMENT_CASES: dict[str, Callable[[World], None]] = {
     "platform-listing-detail": platform_listing_detail,
     "deployment-server-detail": deployment_server_detail,
     "deployment-server-deploy": deployment_server_deploy,
+    "rack-elevation-svg": rack_elevation_svg,
 }
 
 

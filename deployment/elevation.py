@@ -1,0 +1,203 @@
+"""A rack's front elevation as a server-side SVG, in the manner of NetBox's rack elevations.
+
+U numbers run down both sides, U1 at the bottom. Each placed server is a block over its U range: a server
+the viewer may see carries its hostname and its status, as a colour AND as words (never colour alone), and
+links to its deployment page; a server the viewer may not see is drawn only as "occupied", hatched, with no
+name, status, asset tag or link (`selectors.elevation_slots` decides which is which). Free U are empty
+slots. Below the rack, one bar per power feed: its load against the rating (V × A × phases), a marker at the
+continuous limit (0.8 × the rating), and the numbers as text.
+
+No JavaScript; every text is escaped, and the result parses as XML.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from django.utils.html import escape
+
+from deployment.models import Rack
+from deployment.selectors import ElevationSlot, FeedLoad, elevation_slots, feed_loads
+
+U_H = 20  # px per U
+NUMBERS_W = 30  # the U number columns, left and right
+RACK_W = 300  # the rack's inner width
+RAIL = 8  # the rack's frame around the slots
+PAD = 10
+TITLE_H = 26
+FEED_TITLE_H = 22
+FEED_ROW_H = 44
+WIDTH = PAD * 2 + NUMBERS_W * 2 + RAIL * 2 + RACK_W
+
+#: Server status → (fill, stroke). Built on the palette of the other pages (bench/base.html, builds.drawing);
+#: the status is always written out too, so the colour is never the only sign.
+STATUS_COLOURS: dict[str, tuple[str, str]] = {
+    "planned": ("#f6f8fa", "#8c959f"),
+    "assembling": ("#ddf4ff", "#0969da"),
+    "assembled": ("#ddf4ff", "#0550ae"),
+    "burn_in": ("#fff8c5", "#bf8700"),
+    "burn_in_passed": ("#dafbe1", "#1a7f37"),
+    "burn_in_failed": ("#ffebe9", "#cf222e"),
+    "deployed": ("#aceebb", "#116329"),
+    "handed_over": ("#fbefff", "#8250df"),
+}
+DEFAULT_COLOURS = ("#f6f8fa", "#57606a")
+OK_FILL, NEAR_FILL, OVER_FILL, LIMIT_STROKE = "#2da44e", "#bf8700", "#cf222e", "#1f2328"
+#: From this share of the continuous limit on, a feed's bar is drawn as near its limit.
+NEAR_LIMIT_PERCENT = 90.0
+
+
+def _e(value: Any) -> str:
+    return str(escape(str(value)))
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def feed_caption(load: FeedLoad) -> str:
+    """E.g. "A1 · 2,900 W of 2,944 W continuous (98.5 %) · 3,680 W rated"."""
+    return (
+        f"{load.feed.name} · {load.load_w:,.0f} W of {load.limit_w:,.0f} W continuous "
+        f"({load.percent_of_limit:.1f} %) · {load.rated_w:,} W rated"
+    )
+
+
+def _slot_svg(slot: ElevationSlot, *, x: float, y_of: Any, hatch: str) -> str:
+    top, bottom = y_of(slot.top_u), y_of(slot.lowest_u) + U_H
+    height = bottom - top
+    span = f"U{slot.lowest_u}" if slot.height_u == 1 else f"U{slot.lowest_u}–U{slot.top_u}"
+    if not slot.visible:
+        return (
+            f'<g class="slot slot-occupied" data-lowest-u="{slot.lowest_u}" data-top-u="{slot.top_u}">'
+            f"<title>Occupied ({_e(span)})</title>"
+            f'<rect x="{x + 1}" y="{top + 1}" width="{RACK_W - 2}" height="{height - 2}" rx="3" '
+            f'fill="url(#{hatch})" stroke="#6e7781" stroke-width="1.5"/>'
+            f'<text x="{x + RACK_W / 2}" y="{top + height / 2 + 4}" text-anchor="middle" font-size="12" '
+            f'fill="#57606a" font-style="italic">occupied</text></g>'
+        )
+    fill, stroke = STATUS_COLOURS.get(slot.status, DEFAULT_COLOURS)
+    one_u = slot.height_u == 1
+    name = _shorten(slot.hostname, 30 if one_u else 40)
+    if one_u:
+        texts = (
+            f'<text x="{x + 14}" y="{top + 14}" font-size="11" fill="#1f2328">'
+            f'<tspan class="srv-hostname" font-weight="600">{_e(name)}</tspan>'
+            f'<tspan class="srv-status" dx="6" fill="{stroke}">{_e(slot.status_label)}</tspan></text>'
+        )
+    else:
+        middle = top + height / 2
+        texts = (
+            f'<text class="srv-hostname" x="{x + 14}" y="{middle - 2}" font-size="13" font-weight="600" '
+            f'fill="#1f2328">{_e(name)}</text>'
+            f'<text class="srv-status" x="{x + 14}" y="{middle + 14}" font-size="11" fill="#1f2328">'
+            f"{_e(slot.status_label)} · {_e(span)}</text>"
+        )
+    url = reverse("deployment:server", args=[slot.server_id])
+    return (
+        f'<a class="slot slot-server" href="{_e(url)}" data-server="{slot.server_id}" '
+        f'data-status="{_e(slot.status)}" '
+        f'data-lowest-u="{slot.lowest_u}" data-top-u="{slot.top_u}">'
+        f"<title>{_e(slot.hostname)} · {_e(slot.status_label)} · asset tag {_e(slot.asset_tag)} · "
+        f"{_e(span)}</title>"
+        f'<rect x="{x + 1}" y="{top + 1}" width="{RACK_W - 2}" height="{height - 2}" rx="3" fill="{fill}" '
+        f'stroke="{stroke}" stroke-width="1.5"/>'
+        f'<rect x="{x + 1}" y="{top + 1}" width="6" height="{height - 2}" fill="{stroke}"/>'
+        f"{texts}</a>"
+    )
+
+
+def _feed_svg(load: FeedLoad, *, y: float) -> str:
+    x, width = PAD + NUMBERS_W, RACK_W + RAIL * 2
+    scale_w = max(load.rated_w, load.load_w) or 1
+    filled = min(load.load_w, scale_w) / scale_w * width
+    limit_x = x + load.limit_w / scale_w * width
+    if not load.ok:
+        colour, word, state = OVER_FILL, "over", "OVER the continuous limit"
+    elif load.percent_of_limit >= NEAR_LIMIT_PERCENT:
+        colour, word, state = NEAR_FILL, "near", "near the continuous limit"
+    else:
+        colour, word, state = OK_FILL, "ok", "within the continuous limit"
+    feed = load.feed
+    return (
+        f'<g class="feed feed-{word}" data-feed="{_e(feed.name)}" '
+        f'data-load-w="{load.load_w:.0f}" data-limit-w="{load.limit_w:.0f}" data-rated-w="{load.rated_w}">'
+        f"<title>{_e(load.sentence())}</title>"
+        f'<text class="caption" x="{PAD}" y="{y + 12}" font-size="11" fill="#1f2328">'
+        f"{_e(feed_caption(load))}</text>"
+        f'<rect x="{x}" y="{y + 18}" width="{width}" height="12" fill="#eaeef2" stroke="#8c959f"/>'
+        f'<rect class="load" x="{x}" y="{y + 18}" width="{filled:.1f}" height="12" fill="{colour}"/>'
+        f'<line class="limit" x1="{limit_x:.1f}" x2="{limit_x:.1f}" y1="{y + 15}" y2="{y + 33}" '
+        f'stroke="{LIMIT_STROKE}" stroke-width="2"/>'
+        f'<text x="{PAD}" y="{y + 28}" font-size="10" fill="#57606a">{_e(feed.leg)}</text>'
+        f'<text x="{x + width + 4}" y="{y + 28}" font-size="10" fill="{colour}">'
+        f"{word}</text>"
+        f'<text x="{x}" y="{y + 42}" font-size="9" fill="#57606a">Leg {_e(feed.leg)} · {feed.voltage_v} V × '
+        f"{feed.current_a} A × {feed.phases} phase{'s' if feed.phases > 1 else ''} · {state}</text></g>"
+    )
+
+
+def rack_elevation_svg(
+    *,
+    rack: Rack,
+    user: Any,
+    slots: list[ElevationSlot] | None = None,
+    loads: list[FeedLoad] | None = None,
+) -> str:
+    """The front of `rack` as `user` may see it, with its feeds' loads below. A page that has read the
+    slots (`elevation_slots(rack=rack, user=user)`) or the loads (`feed_loads(rack=rack)`) already may pass
+    them in."""
+    slots = elevation_slots(rack=rack, user=user) if slots is None else slots
+    loads = feed_loads(rack=rack) if loads is None else loads
+    hatch = f"occupied-{rack.pk}"
+    rack_top = PAD + TITLE_H
+    rack_h = rack.height_u * U_H
+    slots_x = PAD + NUMBERS_W + RAIL
+    feeds_top = rack_top + rack_h + RAIL * 2 + 14
+    height = feeds_top + FEED_TITLE_H + max(len(loads), 1) * FEED_ROW_H + PAD
+
+    def y_of(u: int) -> float:
+        """The top edge of U `u` (U1 at the bottom)."""
+        return rack_top + RAIL + (rack.height_u - u) * U_H
+
+    used = {u for slot in slots for u in range(slot.lowest_u, slot.top_u + 1)}
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="rack-elevation" data-rack="{rack.pk}" '
+        f'width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'aria-labelledby="rack-{rack.pk}-title" font-family="system-ui, sans-serif">',
+        f'<title id="rack-{rack.pk}-title">Rack {_e(rack.name)} ({rack.height_u}U), front</title>',
+        f'<defs><pattern id="{hatch}" width="8" height="8" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="8" height="8" fill="#eaeef2"/>'
+        '<rect width="3" height="8" fill="#afb8c1"/></pattern></defs>',
+        f'<text x="{WIDTH / 2}" y="{PAD + 14}" text-anchor="middle" font-size="14" font-weight="700" '
+        f'fill="#1f2328">{_e(rack.name)} · front</text>',
+        f'<rect class="frame" x="{PAD + NUMBERS_W}" y="{rack_top}" width="{RACK_W + RAIL * 2}" '
+        f'height="{rack_h + RAIL * 2}" rx="4" fill="#424a53"/>',
+    ]
+    for u in range(rack.height_u, 0, -1):
+        y = y_of(u)
+        for x, anchor in ((PAD + NUMBERS_W - 4, "end"), (PAD + NUMBERS_W + RAIL * 2 + RACK_W + 4, "start")):
+            parts.append(
+                f'<text class="u" x="{x}" y="{y + 14}" text-anchor="{anchor}" font-size="10" '
+                f'fill="#57606a">{u}</text>'
+            )
+        if u not in used:
+            parts.append(
+                f'<rect class="slot slot-free" data-u="{u}" x="{slots_x + 1}" y="{y + 1}" '
+                f'width="{RACK_W - 2}" height="{U_H - 2}" fill="#ffffff" stroke="#d0d7de"/>'
+            )
+    parts += [_slot_svg(slot, x=slots_x, y_of=y_of, hatch=hatch) for slot in slots]
+    parts.append(
+        f'<text x="{PAD}" y="{feeds_top + 14}" font-size="12" font-weight="700" fill="#1f2328">'
+        "Power feeds · | marks the continuous limit</text>"
+    )
+    if not loads:
+        parts.append(
+            f'<text x="{PAD}" y="{feeds_top + FEED_TITLE_H + 14}" font-size="11" fill="#57606a">'
+            "This rack has no power feeds recorded.</text>"
+        )
+    for index, load in enumerate(loads):
+        parts.append(_feed_svg(load, y=feeds_top + FEED_TITLE_H + index * FEED_ROW_H))
+    parts.append("</svg>")
+    return "".join(parts)
