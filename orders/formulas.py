@@ -91,6 +91,100 @@ def _set(obj: Any, **values: Any) -> None:
         object.__setattr__(obj, name, value)
 
 
+# --- Bounds of every input -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The range a real order's input lies in, with the reason for the limit.
+
+    Every input of the ROI gate and of the workload has one. The formulas check them (so the management
+    commands refuse the same values), and the models (validators and CheckConstraints), the API serializers
+    and the admin forms read the same table, so no layer accepts what another refuses. Within the bounds
+    every formula result fits the fields that store it (tests/orders/test_roi_bounds.py).
+    """
+
+    low: float
+    high: float
+    reason: str
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+
+    def describe(self) -> str:
+        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+        return f"{left}{self.low:,g}, {self.high:,g}{right}"
+
+    def check(self, field: str, value: Any) -> float:
+        number = _number(field, value)
+        if self.integer and not number.is_integer():
+            raise FormulaInputError(field, f"must be a whole number; got {value!r}.")
+        too_low = number <= self.low if self.low_open else number < self.low
+        too_high = number >= self.high if self.high_open else number > self.high
+        if too_low or too_high:
+            raise FormulaInputError(field, f"must be within {self.describe()}; got {number:g}.")
+        return number
+
+
+#: Bounds of the ROI inputs: one server over its horizon, in the order's currency (EUR-sized figures).
+ROI_BOUNDS: dict[str, Bound] = {
+    "capex": Bound(
+        0,
+        10_000_000,
+        low_open=True,
+        reason="one server with 64 of today's dearest GPUs costs under 5 million",
+    ),
+    "gpu_count": Bound(
+        1, 64, integer=True, reason="no server holds more than 64 GPUs (HGX boards 8, the densest chassis 20)"
+    ),
+    "price_per_gpu_hour": Bound(
+        0, 100, reason="GPU-hours rent for 0.10–10; 100 is ten times the dearest list price"
+    ),
+    "utilization": Bound(0, 1, reason="a fraction of the month"),
+    "platform_fee": Bound(0, 1, high_open=True, reason="a fraction of revenue; 1 would leave nothing"),
+    "power_active_kw": Bound(0, 100, reason="one server draws under 20 kW; 100 kW is a whole dense rack"),
+    "power_idle_kw": Bound(0, 100, reason="as power_active_kw, and never above it"),
+    "energy_price_kwh": Bound(0, 10, reason="the dearest retail kWh in Europe costs under 1"),
+    "pue": Bound(1, 3, reason="1 is the ideal; 3 is a very poor machine room"),
+    "colo_month": Bound(0, 1_000_000, reason="a whole cage costs less per month"),
+    "other_opex_month": Bound(0, 1_000_000, reason="as colo_month"),
+    "horizon_months": Bound(1, 600, integer=True, reason="50 years, longer than any server lives"),
+    "discount_rate_annual": Bound(
+        -0.99, 100, reason="from −99 % to 10,000 % a year; an IRR in that range can be checked back"
+    ),
+    "residual_value": Bound(0, 10_000_000, reason="as capex"),
+    "target_payback_months": Bound(0, 600, low_open=True, reason="as horizon_months"),
+    "rent_price_per_gpu_hour": Bound(0, 100, low_open=True, reason="as price_per_gpu_hour"),
+}
+
+#: Bounds of the workload (VRAM sizing) inputs. The largest public models have ~2,000 B parameters,
+#: 128 layers, 128 KV heads of 256, and contexts of 10 M tokens.
+SIZING_BOUNDS: dict[str, Bound] = {
+    "params_b": Bound(0, 100_000, low_open=True, reason="50 times the largest public model (2 T)"),
+    "layers": Bound(1, 10_000, integer=True, reason="today's deepest models have under 200 layers"),
+    "kv_heads": Bound(1, 4_096, integer=True, reason="models have at most 128 attention heads"),
+    "head_dim": Bound(1, 65_536, integer=True, reason="head dimensions are 64–256"),
+    "mla_latent_dim": Bound(1, 65_536, integer=True, reason="DeepSeek's latent is 576"),
+    "context_tokens": Bound(1, 100_000_000, integer=True, reason="the longest contexts are 10 M tokens"),
+    "concurrency": Bound(1, 1_000_000, integer=True, reason="a server serves at most thousands at once"),
+    "tensor_parallel_gpus": Bound(1, 1_024, integer=True, reason="64 GPUs per server, 16 servers"),
+    "overhead_fraction": Bound(0, 1, reason="the seed's 10–15 %; over 100 % is no estimate"),
+    "gpu_count": Bound(1, 65_536, integer=True, reason="the configuration's GPUs in the whole order"),
+    "gpu_vram_gb": Bound(0, 100_000, low_open=True, reason="today's largest GPU has under 300 GB"),
+}
+
+#: A payback later than this many months (about 83,000 years) counts as never: ``payback_months`` is inf.
+PAYBACK_NEVER_MONTHS = 1_000_000.0
+#: A break-even utilisation above this (a thousand times the full month) is reported as None: unreachable.
+UTILIZATION_UNREACHABLE = 1_000.0
+#: The IRR search covers monthly rates up to 900 % (an annual IRR of 10^12 − 1); an IRR above that
+#: (a server that pays back within days) is reported as None, as one that does not exist.
+IRR_MAX_MONTHLY = 9.0
+#: ``npv`` keeps every discount factor below e^600 (about 10^260): the IRR search's lowest rate for a
+#: horizon of T months is max(−99 %, e^(−600/T) − 1) a month, so a long horizon can never overflow.
+_MAX_LOG_DISCOUNT = 600.0
+
+
 # --- ROI (reference §4) --------------------------------------------------------------------------------
 
 
@@ -123,35 +217,28 @@ class ROIInputs:
     rent_price_per_gpu_hour: float | None = None
 
     def __post_init__(self) -> None:
-        active = _at_least("power_active_kw", self.power_active_kw, 0)
-        idle = _at_least("power_idle_kw", self.power_idle_kw, 0)
+        b = ROI_BOUNDS
+        active = b["power_active_kw"].check("power_active_kw", self.power_active_kw)
+        idle = b["power_idle_kw"].check("power_idle_kw", self.power_idle_kw)
         if idle > active:
             raise FormulaInputError(
                 "power_idle_kw", f"must not exceed power_active_kw ({active:g} kW); got {idle:g}."
             )
-        discount = _number("discount_rate_annual", self.discount_rate_annual)
-        if discount <= -1:
-            raise FormulaInputError("discount_rate_annual", f"must be greater than -1; got {discount:g}.")
         rent = self.rent_price_per_gpu_hour
         _set(
             self,
-            capex=_positive("capex", self.capex),
-            gpu_count=_integer("gpu_count", self.gpu_count, minimum=1),
-            price_per_gpu_hour=_at_least("price_per_gpu_hour", self.price_per_gpu_hour, 0),
-            utilization=_fraction("utilization", self.utilization),
-            platform_fee=_fraction("platform_fee", self.platform_fee, upper_open=True),
             power_active_kw=active,
             power_idle_kw=idle,
-            energy_price_kwh=_at_least("energy_price_kwh", self.energy_price_kwh, 0),
-            pue=_at_least("pue", self.pue, 1),
-            colo_month=_at_least("colo_month", self.colo_month, 0),
-            other_opex_month=_at_least("other_opex_month", self.other_opex_month, 0),
-            horizon_months=_integer("horizon_months", self.horizon_months, minimum=1),
-            discount_rate_annual=discount,
-            residual_value=_at_least("residual_value", self.residual_value, 0),
-            target_payback_months=_positive("target_payback_months", self.target_payback_months),
-            rent_price_per_gpu_hour=None if rent is None else _positive("rent_price_per_gpu_hour", rent),
+            rent_price_per_gpu_hour=None
+            if rent is None
+            else b["rent_price_per_gpu_hour"].check("rent_price_per_gpu_hour", rent),
+            **{
+                name: bound.check(name, getattr(self, name))
+                for name, bound in b.items()
+                if name not in {"power_active_kw", "power_idle_kw", "rent_price_per_gpu_hour"}
+            },
         )
+        _set(self, gpu_count=int(self.gpu_count), horizon_months=int(self.horizon_months))
 
 
 @dataclass(frozen=True)
@@ -187,11 +274,16 @@ def annual_rate(monthly: float) -> float:
 
 
 def npv(*, capex: float, net_month: float, months: int, rate_monthly: float, residual: float = 0.0) -> float:
-    """NPV = −K + Σ_{t=1..T} Net/(1+r_m)^t + S/(1+r_m)^T."""
-    discount = 1 + rate_monthly
+    """NPV = −K + Σ_{t=1..T} Net/(1+r_m)^t + S/(1+r_m)^T.
+
+    The factors are computed as exp(−t·ln(1+r_m)): for a high rate they fall smoothly to 0 where
+    (1+r_m)^t would overflow, and dividing by a factor never happens, so a long horizon at a rate near
+    −100 % cannot divide by an underflowed 0 (which the horizon of 162 months at −99 % a month did).
+    """
+    log_growth = math.log1p(rate_monthly)
     flows = [-capex]
-    flows.extend(net_month / discount**t for t in range(1, months + 1))
-    flows.append(residual / discount**months)
+    flows.extend(net_month * math.exp(-t * log_growth) for t in range(1, months + 1))
+    flows.append(residual * math.exp(-months * log_growth))
     return math.fsum(flows)
 
 
@@ -200,7 +292,9 @@ def _irr_monthly(*, capex: float, net_month: float, months: int, residual: float
 
     The flows are −K, then Net each month, plus S ≥ 0 in the last one, so they change sign at most once
     and NPV(r) falls monotonically: one root at most (Descartes). Without any positive flow there is none.
-    The search covers −99 % to +1,000,000 % a month; a root outside that is reported as undefined.
+    The search covers max(−99 %, e^(−600/T) − 1) to :data:`IRR_MAX_MONTHLY` (900 %) a month: at the lower
+    end no discount factor exceeds e^600, so nothing overflows for any horizon; a root outside the range is
+    reported as undefined.
     """
     if net_month <= 0 and net_month + residual <= 0:
         return None
@@ -208,13 +302,10 @@ def _irr_monthly(*, capex: float, net_month: float, months: int, residual: float
     def value(rate: float) -> float:
         return npv(capex=capex, net_month=net_month, months=months, rate_monthly=rate, residual=residual)
 
-    low, high = -0.99, 1.0
-    if value(low) <= 0:
+    low = max(-0.99, math.expm1(-_MAX_LOG_DISCOUNT / months))
+    high = IRR_MAX_MONTHLY
+    if value(low) <= 0 or value(high) > 0:
         return None
-    while value(high) > 0:
-        high *= 2
-        if high > 1e4:
-            return None
     for _ in range(200):
         mid = (low + high) / 2
         if value(mid) > 0:
@@ -227,8 +318,12 @@ def _irr_monthly(*, capex: float, net_month: float, months: int, residual: float
 
 
 def _utilization_for(*, fixed_month: float, margin_per_unit_u: float) -> float | None:
-    """Solve fixed_month = U · margin_per_unit_u; None when more utilisation does not help."""
-    if margin_per_unit_u <= 0:
+    """Solve fixed_month = U · margin_per_unit_u; None when no U up to :data:`UTILIZATION_UNREACHABLE` does.
+
+    None when more utilisation does not help (margin ≤ 0), or when the answer is over a thousand times the
+    whole month (a margin of a fraction of a cent), which is as unreachable and would not fit a field.
+    """
+    if margin_per_unit_u <= 0 or fixed_month > UTILIZATION_UNREACHABLE * margin_per_unit_u:
         return None
     return fixed_month / margin_per_unit_u
 
@@ -240,12 +335,15 @@ def roi(inputs: ROIInputs) -> ROIResult:
     - kW_avg = U·P_act + (1−U)·P_idle  (whole server at the wall; the worked example: 0.6·6.3 + 0.4·1.2
       = 4.26 kW)
     - Energy_m = kW_avg·H·PUE·c;  Opex_m = Energy_m + Colo_m + Other_m;  Net_m = Revenue_m − Opex_m
-    - Payback = K/Net_m (inf when Net_m ≤ 0); the gate passes when Payback ≤ target T
+    - Payback = K/Net_m (inf when Net_m ≤ 0, or when it exceeds :data:`PAYBACK_NEVER_MONTHS`); the gate
+      passes when Payback ≤ target T
     - U_T = (K/T + Colo + Other + P_idle·H·PUE·c) / (N·H·P·(1−f) − (P_act − P_idle)·H·PUE·c), with T the
       target payback; K = 0 gives the opex break-even. None when the denominator is ≤ 0 (more
-      utilisation loses money); the value may exceed 1, which means the target is out of reach.
+      utilisation loses money) or the value exceeds :data:`UTILIZATION_UNREACHABLE`; a value over 1
+      means the target is out of reach.
     - NPV = −K + Σ_{t=1..T} Net/(1+r_m)^t + S/(1+r_m)^T, r_m = (1+r_a)^(1/12) − 1, T the horizon
-    - IRR: the annual rate (1+r_m)^12 − 1 at which that NPV is 0, found by bisection on r_m.
+    - IRR: the annual rate (1+r_m)^12 − 1 at which that NPV is 0, found by bisection on r_m (None outside
+      the search range, see :func:`_irr_monthly`).
     - Buy vs rent: u* = (K/T + F) / (H·(R − e)), T the horizon, F = Colo + Other, R = rent per GPU-hour × N
       (renting as many GPUs as the server has), e = P_act·PUE·c, the energy cost of an hour at load. As in
       the reference's H100 example (K = 35k, T = 36, F = 75, 0.7 kW · 1.3 · 0.15 = 0.1365/h; rent 2.50 →
@@ -264,7 +362,9 @@ def roi(inputs: ROIInputs) -> ROIResult:
     opex = energy + fixed_opex
     net = revenue - opex
 
-    payback = inputs.capex / net if net > 0 else math.inf
+    # A net so small that the capex takes over PAYBACK_NEVER_MONTHS counts as never paying back.
+    pays = net > 0 and inputs.capex <= PAYBACK_NEVER_MONTHS * net
+    payback = inputs.capex / net if pays else math.inf
     rate_m = monthly_rate(inputs.discount_rate_annual)
     horizon = inputs.horizon_months
     npv_value = npv(
@@ -445,7 +545,7 @@ class SizingInputs:
                 raise FormulaInputError(name, "missing architecture field: give it or choose a preset.")
         latent = None
         if self.mla_latent_dim is not None:
-            latent = _integer("mla_latent_dim", self.mla_latent_dim, minimum=1)
+            latent = int(SIZING_BOUNDS["mla_latent_dim"].check("mla_latent_dim", self.mla_latent_dim))
         kv_heads, head_dim = self.kv_heads, self.head_dim
         if latent is not None:
             # MLA caches one latent per layer: the head fields do not enter the formula, so an unset (None
@@ -457,31 +557,38 @@ class SizingInputs:
                 raise FormulaInputError(
                     name, "missing architecture field: give it (or mla_latent_dim) or choose a preset."
                 )
-        tp = _integer("tensor_parallel_gpus", self.tensor_parallel_gpus, minimum=1)
-        gpu_count = tp if self.gpu_count is None else _integer("gpu_count", self.gpu_count, minimum=1)
+        tp = _sized("tensor_parallel_gpus", self.tensor_parallel_gpus)
+        gpu_count = tp if self.gpu_count is None else _sized("gpu_count", self.gpu_count)
         if gpu_count < tp:
             raise FormulaInputError(
                 "gpu_count", f"the model is split over {tp} GPUs but the configuration has {gpu_count}."
             )
-        vram = None if self.gpu_vram_gb is None else _positive("gpu_vram_gb", self.gpu_vram_gb)
+        vram = None if self.gpu_vram_gb is None else _sized("gpu_vram_gb", self.gpu_vram_gb)
         dtype_bytes("weights_dtype", self.weights_dtype)
         dtype_bytes("kv_dtype", self.kv_dtype)
         _set(
             self,
-            params_b=_positive("params_b", self.params_b),
-            layers=_integer("layers", self.layers, minimum=1),
-            kv_heads=_integer("kv_heads", kv_heads, minimum=1),
-            head_dim=_integer("head_dim", head_dim, minimum=1),
+            params_b=_sized("params_b", self.params_b),
+            layers=_sized("layers", self.layers),
+            kv_heads=_sized("kv_heads", kv_heads),
+            head_dim=_sized("head_dim", head_dim),
             mla_latent_dim=latent,
             weights_dtype=str(self.weights_dtype).strip().lower(),
             kv_dtype=str(self.kv_dtype).strip().lower(),
-            context_tokens=_integer("context_tokens", self.context_tokens, minimum=1),
-            concurrency=_integer("concurrency", self.concurrency, minimum=1),
-            overhead_fraction=_at_least("overhead_fraction", self.overhead_fraction, 0),
+            context_tokens=_sized("context_tokens", self.context_tokens),
+            concurrency=_sized("concurrency", self.concurrency),
+            overhead_fraction=_sized("overhead_fraction", self.overhead_fraction),
             tensor_parallel_gpus=tp,
             gpu_vram_gb=vram,
             gpu_count=gpu_count,
         )
+
+
+def _sized(field: str, value: Any) -> Any:
+    """``value`` checked against its :data:`SIZING_BOUNDS`; an int for the whole-number fields."""
+    bound = SIZING_BOUNDS[field]
+    number = bound.check(field, value)
+    return int(number) if bound.integer else number
 
 
 def sizing_inputs_from_preset(name: str, **overrides: Any) -> SizingInputs:

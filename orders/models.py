@@ -6,11 +6,14 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
+from django.utils.deconstruct import deconstructible
 
 from inventory.models import Part, PurchaseOrder
 from orders.choices import KVDtype, ModelPreset, OrderStatus, WarrantyTerm, WeightDtype
+from orders.formulas import ROI_BOUNDS, SIZING_BOUNDS, Bound
 from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
 from werkbank.choices import OrganizationKind
 from werkbank.models import AuditEvent, Organization
@@ -214,6 +217,61 @@ class StatusNotice(models.Model):
         return f"{self.order} notice for event {self.event_id}"
 
 
+_BOUND_TABLES: dict[str, dict[str, Bound]] = {"roi": ROI_BOUNDS, "sizing": SIZING_BOUNDS}
+
+
+@deconstructible
+class BoundValidator:
+    """A field's range from `orders.formulas` (ROI_BOUNDS or SIZING_BOUNDS): the model forms' check."""
+
+    def __init__(self, table: str, field: str) -> None:
+        self.table = table
+        self.field = field
+
+    def __call__(self, value: Any) -> None:
+        if value is None:
+            return
+        bound = _BOUND_TABLES[self.table][self.field]
+        number = float(value)
+        too_low = number <= bound.low if bound.low_open else number < bound.low
+        too_high = number >= bound.high if bound.high_open else number > bound.high
+        if too_low or too_high:
+            raise ValidationError(
+                "Must be within %(range)s (%(reason)s).",
+                code="out_of_bounds",
+                params={"range": bound.describe(), "reason": bound.reason},
+            )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BoundValidator) and (self.table, self.field) == (other.table, other.field)
+
+
+def bounded(table: str, field: str) -> list[BoundValidator]:
+    return [BoundValidator(table, field)]
+
+
+def bound_constraints(table: str, fields: tuple[str, ...], *, nullable: tuple[str, ...] = ()) -> list[Any]:
+    """One CheckConstraint `<app>_<model>_<field>_range` per field: the same range in the database."""
+    constraints = []
+    for field in fields:
+        bound = _BOUND_TABLES[table][field]
+        low = Decimal(str(bound.low))
+        high = Decimal(str(bound.high))
+        condition = Q(**{f"{field}__{'gt' if bound.low_open else 'gte'}": low}) & Q(
+            **{f"{field}__{'lt' if bound.high_open else 'lte'}": high}
+        )
+        if field in nullable:
+            condition = Q(**{f"{field}__isnull": True}) | condition
+        constraints.append(
+            models.CheckConstraint(
+                condition=condition,
+                name=f"%(app_label)s_%(class)s_{field}_range",
+                violation_error_message=f"{field} must be within {bound.describe()} ({bound.reason}).",
+            )
+        )
+    return constraints
+
+
 def _money(**kwargs: Any) -> models.DecimalField:
     return models.DecimalField(max_digits=14, decimal_places=2, **kwargs)
 
@@ -269,22 +327,38 @@ class ROIAssessment(models.Model):
     note = models.TextField(blank=True)
     # Inputs
     currency = models.CharField(max_length=3, default="EUR")
-    capex = _money()
-    gpu_count = models.PositiveIntegerField()
-    price_per_gpu_hour = models.DecimalField(max_digits=10, decimal_places=4)
-    utilization = _ratio()
-    platform_fee = _ratio(default=0)
-    power_active_kw = models.DecimalField(max_digits=8, decimal_places=3)
-    power_idle_kw = models.DecimalField(max_digits=8, decimal_places=3)
-    energy_price_kwh = models.DecimalField(max_digits=8, decimal_places=4)
-    pue = models.DecimalField(max_digits=4, decimal_places=2, default=1)
-    colo_month = _money(default=0)
-    other_opex_month = _money(default=0)
-    horizon_months = models.PositiveSmallIntegerField(default=36)
-    discount_rate_annual = _ratio(default=0)
-    residual_value = _money(default=0)
-    target_payback_months = models.DecimalField(max_digits=6, decimal_places=1)
-    rent_price_per_gpu_hour = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    capex = _money(validators=bounded("roi", "capex"))
+    gpu_count = models.PositiveIntegerField(validators=bounded("roi", "gpu_count"))
+    price_per_gpu_hour = models.DecimalField(
+        max_digits=10, decimal_places=4, validators=bounded("roi", "price_per_gpu_hour")
+    )
+    utilization = _ratio(validators=bounded("roi", "utilization"))
+    platform_fee = _ratio(default=0, validators=bounded("roi", "platform_fee"))
+    power_active_kw = models.DecimalField(
+        max_digits=8, decimal_places=3, validators=bounded("roi", "power_active_kw")
+    )
+    power_idle_kw = models.DecimalField(
+        max_digits=8, decimal_places=3, validators=bounded("roi", "power_idle_kw")
+    )
+    energy_price_kwh = models.DecimalField(
+        max_digits=8, decimal_places=4, validators=bounded("roi", "energy_price_kwh")
+    )
+    pue = models.DecimalField(max_digits=4, decimal_places=2, default=1, validators=bounded("roi", "pue"))
+    colo_month = _money(default=0, validators=bounded("roi", "colo_month"))
+    other_opex_month = _money(default=0, validators=bounded("roi", "other_opex_month"))
+    horizon_months = models.PositiveSmallIntegerField(default=36, validators=bounded("roi", "horizon_months"))
+    discount_rate_annual = _ratio(default=0, validators=bounded("roi", "discount_rate_annual"))
+    residual_value = _money(default=0, validators=bounded("roi", "residual_value"))
+    target_payback_months = models.DecimalField(
+        max_digits=6, decimal_places=1, validators=bounded("roi", "target_payback_months")
+    )
+    rent_price_per_gpu_hour = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=bounded("roi", "rent_price_per_gpu_hour"),
+    )
     # Outputs (payback null: never pays back)
     hours_per_month = models.PositiveSmallIntegerField()
     revenue_month = _money()
@@ -292,7 +366,8 @@ class ROIAssessment(models.Model):
     net_month = _money()
     payback_months = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
     npv = _money()
-    irr_annual = _ratio(null=True, blank=True)
+    #: Up to 10^12 − 1 (an IRR of 900 % a month, the top of the search in `orders.formulas`).
+    irr_annual = models.DecimalField(max_digits=16, decimal_places=4, null=True, blank=True)
     breakeven_utilization_target = _ratio(null=True, blank=True)
     breakeven_utilization_opex = _ratio(null=True, blank=True)
     buy_vs_rent_breakeven_utilization = _ratio(null=True, blank=True)
@@ -309,35 +384,11 @@ class ROIAssessment(models.Model):
                 name="%(app_label)s_%(class)s_unique_version",
                 violation_error_message="This version of the order's ROI assessment already exists.",
             ),
+            *bound_constraints("roi", ROI_STORED_INPUTS, nullable=("rent_price_per_gpu_hour",)),
             models.CheckConstraint(
-                condition=Q(capex__gt=0),
-                name="%(app_label)s_%(class)s_capex_positive",
-                violation_error_message="Capex must be positive.",
-            ),
-            models.CheckConstraint(
-                condition=Q(gpu_count__gte=1),
-                name="%(app_label)s_%(class)s_gpu_count_positive",
-                violation_error_message="GPU count must be at least 1.",
-            ),
-            models.CheckConstraint(
-                condition=Q(utilization__gte=0, utilization__lte=1),
-                name="%(app_label)s_%(class)s_utilization_range",
-                violation_error_message="Utilisation lies in [0, 1].",
-            ),
-            models.CheckConstraint(
-                condition=Q(platform_fee__gte=0, platform_fee__lt=1),
-                name="%(app_label)s_%(class)s_platform_fee_range",
-                violation_error_message="The platform fee lies in [0, 1).",
-            ),
-            models.CheckConstraint(
-                condition=Q(horizon_months__gte=1),
-                name="%(app_label)s_%(class)s_horizon_positive",
-                violation_error_message="The horizon must be at least one month.",
-            ),
-            models.CheckConstraint(
-                condition=Q(pue__gte=1),
-                name="%(app_label)s_%(class)s_pue_at_least_one",
-                violation_error_message="PUE is at least 1.",
+                condition=Q(power_idle_kw__lte=F("power_active_kw")),
+                name="%(app_label)s_%(class)s_idle_below_active",
+                violation_error_message="The power at idle must not exceed the power at full load.",
             ),
         ]
 
@@ -371,24 +422,44 @@ WORKLOAD_FIELDS = (
 )
 
 
+#: The workload's numeric fields, each bounded by `orders.formulas.SIZING_BOUNDS`.
+WORKLOAD_BOUNDED_FIELDS = tuple(name for name in WORKLOAD_FIELDS if name in SIZING_BOUNDS)
+
+
 class Workload(models.Model):
     """The model the customer will run, for the VRAM sizing check: a preset or an explicit architecture."""
 
     order = models.OneToOneField(Order, on_delete=models.CASCADE, related_name="workload")
     preset = models.CharField(max_length=32, choices=ModelPreset.choices, blank=True)
     params_b = models.DecimalField(
-        "Parameters (billions)", max_digits=8, decimal_places=3, null=True, blank=True
+        "Parameters (billions)",
+        max_digits=9,
+        decimal_places=3,
+        null=True,
+        blank=True,
+        validators=bounded("sizing", "params_b"),
     )
-    layers = models.PositiveIntegerField(null=True, blank=True)
-    kv_heads = models.PositiveIntegerField("KV heads", null=True, blank=True)
-    head_dim = models.PositiveIntegerField(null=True, blank=True)
-    mla_latent_dim = models.PositiveIntegerField("MLA latent width", null=True, blank=True)
+    layers = models.PositiveIntegerField(null=True, blank=True, validators=bounded("sizing", "layers"))
+    kv_heads = models.PositiveIntegerField(
+        "KV heads", null=True, blank=True, validators=bounded("sizing", "kv_heads")
+    )
+    head_dim = models.PositiveIntegerField(null=True, blank=True, validators=bounded("sizing", "head_dim"))
+    mla_latent_dim = models.PositiveIntegerField(
+        "MLA latent width", null=True, blank=True, validators=bounded("sizing", "mla_latent_dim")
+    )
     weights_dtype = models.CharField(max_length=8, choices=WeightDtype.choices, default=WeightDtype.BF16)
     kv_dtype = models.CharField(max_length=8, choices=KVDtype.choices, default=KVDtype.FP16)
-    context_tokens = models.PositiveIntegerField()
-    concurrency = models.PositiveIntegerField(default=1)
-    tensor_parallel_gpus = models.PositiveSmallIntegerField(default=1)
-    overhead_fraction = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.12"))
+    context_tokens = models.PositiveIntegerField(validators=bounded("sizing", "context_tokens"))
+    concurrency = models.PositiveIntegerField(default=1, validators=bounded("sizing", "concurrency"))
+    tensor_parallel_gpus = models.PositiveSmallIntegerField(
+        default=1, validators=bounded("sizing", "tensor_parallel_gpus")
+    )
+    overhead_fraction = models.DecimalField(
+        max_digits=4,
+        decimal_places=3,
+        default=Decimal("0.12"),
+        validators=bounded("sizing", "overhead_fraction"),
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = WorkloadQuerySet.as_manager()
@@ -402,15 +473,10 @@ class Workload(models.Model):
                 name="%(app_label)s_%(class)s_architecture_complete",
                 violation_error_message="Give a preset, or params, layers, KV heads, head dim (or MLA).",
             ),
-            models.CheckConstraint(
-                condition=Q(context_tokens__gte=1, concurrency__gte=1, tensor_parallel_gpus__gte=1),
-                name="%(app_label)s_%(class)s_counts_positive",
-                violation_error_message="Context, concurrency and tensor-parallel GPUs are at least 1.",
-            ),
-            models.CheckConstraint(
-                condition=Q(overhead_fraction__gte=0, overhead_fraction__lte=1),
-                name="%(app_label)s_%(class)s_overhead_range",
-                violation_error_message="The overhead fraction lies in [0, 1].",
+            *bound_constraints(
+                "sizing",
+                WORKLOAD_BOUNDED_FIELDS,
+                nullable=("params_b", "layers", "kv_heads", "head_dim", "mla_latent_dim"),
             ),
         ]
 

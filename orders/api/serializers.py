@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from inventory.models import Part
 from orders.choices import ModelPreset
+from orders.formulas import ROI_BOUNDS, SIZING_BOUNDS, Bound
 from orders.models import (
     ROI_STORED_INPUTS,
     WORKLOAD_FIELDS,
@@ -145,25 +146,48 @@ def _decimal(max_digits: int, places: int, **kwargs: Any) -> serializers.Decimal
     return serializers.DecimalField(max_digits=max_digits, decimal_places=places, **kwargs)
 
 
+def _limits(bound: Bound, step: Decimal | int) -> dict[str, Any]:
+    """min_value/max_value of a field from its bound in `orders.formulas`; an open end moves by one step."""
+    low = Decimal(str(bound.low)) if isinstance(step, Decimal) else int(bound.low)
+    high = Decimal(str(bound.high)) if isinstance(step, Decimal) else int(bound.high)
+    return {
+        "min_value": low + step if bound.low_open else low,
+        "max_value": high - step if bound.high_open else high,
+    }
+
+
+def _roi_decimal(field: str, max_digits: int, places: int, **kwargs: Any) -> serializers.DecimalField:
+    step = Decimal(1).scaleb(-places)
+    return _decimal(max_digits, places, **_limits(ROI_BOUNDS[field], step), **kwargs)
+
+
+def _roi_integer(field: str, **kwargs: Any) -> serializers.IntegerField:
+    return serializers.IntegerField(**_limits(ROI_BOUNDS[field], 1), **kwargs)
+
+
 class ROIInputSerializer(serializers.Serializer):
-    """The inputs of an ROI computation. Money is a decimal in `currency`; fractions lie in [0, 1]."""
+    """The inputs of an ROI computation. Money is a decimal in `currency`; fractions lie in [0, 1].
+
+    Every input is bounded by `orders.formulas.ROI_BOUNDS` (a range no real order leaves); a value outside
+    is a 400 naming the field.
+    """
 
     currency = serializers.RegexField(r"^[A-Z]{3}$", default="EUR", help_text="ISO 4217 code, e.g. EUR")
-    capex = _decimal(14, 2, min_value=Decimal("0.01"))
-    gpu_count = serializers.IntegerField(min_value=1)
-    price_per_gpu_hour = _decimal(10, 4, min_value=Decimal("0"))
-    utilization = _decimal(9, 4, min_value=Decimal("0"), max_value=Decimal("1"))
-    platform_fee = _decimal(9, 4, min_value=Decimal("0"), max_value=Decimal("0.9999"), default=Decimal("0"))
-    power_active_kw = _decimal(8, 3, min_value=Decimal("0"))
-    power_idle_kw = _decimal(8, 3, min_value=Decimal("0"))
-    energy_price_kwh = _decimal(8, 4, min_value=Decimal("0"))
-    pue = _decimal(4, 2, min_value=Decimal("1"), default=Decimal("1"))
-    colo_month = _decimal(14, 2, min_value=Decimal("0"), default=Decimal("0"))
-    other_opex_month = _decimal(14, 2, min_value=Decimal("0"), default=Decimal("0"))
-    horizon_months = serializers.IntegerField(min_value=1, max_value=600, default=36)
-    discount_rate_annual = _decimal(9, 4, min_value=Decimal("0"), default=Decimal("0.10"))
-    residual_value = _decimal(14, 2, min_value=Decimal("0"), default=Decimal("0"))
-    rent_price_per_gpu_hour = _decimal(10, 4, min_value=Decimal("0"), required=False, allow_null=True)
+    capex = _roi_decimal("capex", 14, 2)
+    gpu_count = _roi_integer("gpu_count")
+    price_per_gpu_hour = _roi_decimal("price_per_gpu_hour", 10, 4)
+    utilization = _roi_decimal("utilization", 9, 4)
+    platform_fee = _roi_decimal("platform_fee", 9, 4, default=Decimal("0"))
+    power_active_kw = _roi_decimal("power_active_kw", 8, 3)
+    power_idle_kw = _roi_decimal("power_idle_kw", 8, 3)
+    energy_price_kwh = _roi_decimal("energy_price_kwh", 8, 4)
+    pue = _roi_decimal("pue", 4, 2, default=Decimal("1"))
+    colo_month = _roi_decimal("colo_month", 14, 2, default=Decimal("0"))
+    other_opex_month = _roi_decimal("other_opex_month", 14, 2, default=Decimal("0"))
+    horizon_months = _roi_integer("horizon_months", default=36)
+    discount_rate_annual = _roi_decimal("discount_rate_annual", 9, 4, default=Decimal("0.10"))
+    residual_value = _roi_decimal("residual_value", 14, 2, default=Decimal("0"))
+    rent_price_per_gpu_hour = _roi_decimal("rent_price_per_gpu_hour", 10, 4, required=False, allow_null=True)
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
@@ -230,11 +254,21 @@ class WorkloadSerializer(serializers.ModelSerializer):
         model = Workload
         fields = [*WORKLOAD_FIELDS, "updated_at"]
         read_only_fields = ["updated_at"]
+        # Every number within `orders.formulas.SIZING_BOUNDS`; outside is a 400 naming the field.
         extra_kwargs = {
-            "params_b": {"min_value": Decimal("0.001")},
-            "context_tokens": {"min_value": 1},
-            "concurrency": {"min_value": 1},
-            "tensor_parallel_gpus": {"min_value": 1},
+            "params_b": _limits(SIZING_BOUNDS["params_b"], Decimal("0.001")),
+            **{
+                name: _limits(SIZING_BOUNDS[name], 1)
+                for name in (
+                    "layers",
+                    "kv_heads",
+                    "head_dim",
+                    "mla_latent_dim",
+                    "context_tokens",
+                    "concurrency",
+                )
+            },
+            "tensor_parallel_gpus": _limits(SIZING_BOUNDS["tensor_parallel_gpus"], 1),
         }
 
 
