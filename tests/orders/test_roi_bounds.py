@@ -115,6 +115,15 @@ def test_a_high_return_stores_its_irr(pm_client, order):
     assert Decimal(saved.json()["irr_annual"]) > 100_000  # an annual IRR over 10,000,000 %, stored in full
 
 
+@pytest.mark.parametrize(("change", "option", "value"), CRASHES)
+def test_former_crash_points_on_the_pm_roi_page(client, tenants, pm_client, order, change, option, value):
+    assert _save(pm_client, order, {**WORKED, **change}).status_code == 201
+    client.force_login(tenants.pm)
+    page = client.get(f"/pm/orders/{order.pk}/roi/")
+    assert page.status_code == 200
+    assert "<svg" in page.content.decode()
+
+
 @pytest.mark.parametrize(
     ("change", "field"), [({"gpu_count": 512}, "gpu_count"), ({"gpu_count": 2**31}, "gpu_count")]
 )
