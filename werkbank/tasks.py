@@ -57,7 +57,9 @@ def _publish(row: TaskOutbox, task: Task, *, savepoint: bool = False) -> bool:
             task.apply_async(kwargs=row.kwargs, task_id=str(row.idempotency_key))
     except Exception as exc:
         TaskOutbox.objects.filter(pk=row.pk).update(attempts=F("attempts") + 1, last_error=repr(exc)[:500])
-        logger.exception("Publishing %s (outbox row %s) failed; the sweeper will try again.", row.task, row.pk)
+        logger.exception(
+            "Publishing %s (outbox row %s) failed; the sweeper will try again.", row.task, row.pk
+        )
         return False
     TaskOutbox.objects.filter(pk=row.pk).update(sent_at=timezone.now(), attempts=F("attempts") + 1)
     return True
@@ -102,9 +104,7 @@ def outbox_sweep(*, older_than_s: int | None = None) -> int:
                 logger.error("Outbox row %s names an unknown task %r.", row.pk, row.task)
                 continue
             published += _publish(row, task, savepoint=True)
-    TaskOutbox.objects.filter(
-        sent_at__lt=now - timedelta(days=settings.WERKBANK_OUTBOX_KEEP_DAYS)
-    ).delete()
+    TaskOutbox.objects.filter(sent_at__lt=now - timedelta(days=settings.WERKBANK_OUTBOX_KEEP_DAYS)).delete()
     if published:
         logger.warning("The outbox sweep published %d task(s) that had not reached the broker.", published)
     return published

@@ -52,7 +52,12 @@ def test_a_task_is_enqueued_once_when_the_transaction_commits(django_capture_on_
         assert task.calls == []
         # The outbox row is written in the caller's transaction, unsent until the commit publishes it.
         row = TaskOutbox.objects.get()
-        assert (row.task, row.kwargs, row.sent_at, row.attempts) == ("tests.fake_task", {"event_id": 7}, None, 0)
+        assert (row.task, row.kwargs, row.sent_at, row.attempts) == (
+            "tests.fake_task",
+            {"event_id": 7},
+            None,
+            0,
+        )
     assert task.calls == [{"event_id": 7}]
     row.refresh_from_db()
     assert row.sent_at is not None and row.attempts == 1
@@ -105,7 +110,11 @@ def _submitted_without_publishing(tenants, django_capture_on_commit_callbacks) -
 def test_the_sweeper_runs_a_lost_task_once(tenants, django_capture_on_commit_callbacks):
     event = _submitted_without_publishing(tenants, django_capture_on_commit_callbacks)
     row = TaskOutbox.objects.get()
-    assert (row.task, row.kwargs, row.sent_at) == (order_status_notify_task.name, {"event_id": event.pk}, None)
+    assert (row.task, row.kwargs, row.sent_at) == (
+        order_status_notify_task.name,
+        {"event_id": event.pk},
+        None,
+    )
 
     # Too young: the publish after the commit may still be on its way.
     assert outbox_sweep_task.delay().get() == 0
@@ -123,7 +132,9 @@ def test_the_sweeper_runs_a_lost_task_once(tenants, django_capture_on_commit_cal
     assert len(mail.outbox) == 1
 
 
-def test_the_sweeper_keeps_trying_while_the_broker_is_down(tenants, django_capture_on_commit_callbacks, monkeypatch):
+def test_the_sweeper_keeps_trying_while_the_broker_is_down(
+    tenants, django_capture_on_commit_callbacks, monkeypatch
+):
     event = _submitted_without_publishing(tenants, django_capture_on_commit_callbacks)
 
     def refuse(**kwargs):
