@@ -1,7 +1,8 @@
-"""Core models: tenancy (organizations and memberships) and the audit trail."""
+"""Core models: tenancy (organizations and memberships), the audit trail and the task outbox."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.conf import settings
@@ -123,3 +124,34 @@ class NumberSequence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}-{self.year}: {self.last_number}"
+
+
+class TaskOutbox(models.Model):
+    """A Celery task to publish, written in the transaction that asked for it (the transactional outbox).
+
+    `werkbank.tasks.enqueue_on_commit` writes the row with the caller's changes and publishes the task once
+    they commit, setting `sent_at`. A row the publish never reached (the broker refused it, or the process
+    died between the commit and the publish) stays unsent; `outbox_sweep_task` publishes it again. The
+    idempotency key is the Celery task id of every publish of the row, so the worker's log ties a run to
+    its row. Tasks tolerate a second delivery (each is idempotent by a database constraint).
+    """
+
+    task = models.CharField(max_length=200)
+    kwargs = models.JSONField(default=dict, blank=True)
+    idempotency_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [
+            models.Index(
+                fields=["created_at"], condition=Q(sent_at__isnull=True), name="taskoutbox_unsent_created"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        state = f"sent {self.sent_at:%Y-%m-%d %H:%M:%S}" if self.sent_at else "unsent"
+        return f"{self.task}({self.kwargs}) {state}"

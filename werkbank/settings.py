@@ -215,10 +215,26 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 1800
 CELERY_TASK_SOFT_TIME_LIMIT = 1500
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3 * 3600}
+# A task whose pool process dies (SIGKILL, OOM) is requeued at once; one whose whole worker dies (lost host)
+# goes back to the queue once the visibility timeout passes, when a worker starts or sweeps
+# (tests/system/test_task_chaos.py proves both, with the timeout shortened).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", 3 * 3600))
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "werkbank")
 CELERY_TIMEZONE = "UTC"
+# Transactional outbox (werkbank/tasks.py): every minute, beat republishes the tasks whose publish after the
+# commit was lost for two minutes, so a lost message runs within about three minutes.
+WERKBANK_OUTBOX_SWEEP_EVERY_S = int(os.environ.get("WERKBANK_OUTBOX_SWEEP_EVERY_S", "60"))
+WERKBANK_OUTBOX_RETRY_AFTER_S = int(os.environ.get("WERKBANK_OUTBOX_RETRY_AFTER_S", "120"))
+WERKBANK_OUTBOX_KEEP_DAYS = 7
+CELERY_BEAT_SCHEDULE = {
+    "werkbank.outbox_sweep": {
+        "task": "werkbank.tasks.outbox_sweep_task",
+        "schedule": float(WERKBANK_OUTBOX_SWEEP_EVERY_S),
+    },
+}
 
 # --- Logging -----------------------------------------------------------------------------------------
 LOGGING = {

@@ -35,15 +35,24 @@ class Worker:
         return [path.read_text() for path in sorted(self.mail_dir.glob("*.log"))]
 
 
-@pytest.fixture
-def celery_worker(tmp_path: Path) -> Iterator[Worker]:
-    if not settings.REDIS_URL:
-        pytest.skip("REDIS_URL is not set")
-    queue = f"werkbank-test-{uuid.uuid4().hex[:8]}"
-    mail_dir = tmp_path / "mail"
-    mail_dir.mkdir()
-    log = tmp_path / "worker.log"
-    env = {
+def start_worker(
+    tmp_path: Path,
+    queue: str,
+    *,
+    name: str = "worker",
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    mail_dir: Path | None = None,
+    pool: str = "solo",
+) -> Worker:
+    """Start a worker on `queue` (solo pool unless `pool` says otherwise; a prefork pool gets one child),
+    with extra `env` and command-line `args`, and wait until it answers a ping. Its e-mails go to
+    `mail_dir` as files, its log to `tmp_path/<name>.log`."""
+    if mail_dir is None:
+        mail_dir = tmp_path / "mail"
+    mail_dir.mkdir(exist_ok=True)
+    log = tmp_path / f"{name}.log"
+    full_env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
         "REDIS_URL": settings.REDIS_URL,
@@ -51,28 +60,55 @@ def celery_worker(tmp_path: Path) -> Iterator[Worker]:
         "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
         "EMAIL_FILE_PATH": str(mail_dir),
         "PYTHONUNBUFFERED": "1",
+        **(env or {}),
     }
-    hostname = f"{queue}@localhost"
+    hostname = f"{name}-{queue}@localhost"
     with log.open("w") as log_file:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "werkbank", "worker", "--pool=solo", "--loglevel=INFO",
-             "-Q", queue, "-n", hostname, "--without-mingle", "--without-gossip"],
-            cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT,
+            [sys.executable, "-m", "celery", "-A", "werkbank", "worker", f"--pool={pool}", "--loglevel=INFO",
+             "-Q", queue, "-n", hostname, "--without-mingle", "--without-gossip", *args,
+             *(("--concurrency=1",) if pool == "prefork" else ())],
+            cwd=ROOT, env=full_env, stdout=log_file, stderr=subprocess.STDOUT,
+            start_new_session=True,  # a process group of its own, which a test may kill whole
         )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not celery_app.control.ping(destination=[hostname], timeout=1.0):
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop_worker(process)
+            raise RuntimeError(f"the Celery worker did not start:\n{log.read_text()}")
+    return Worker(process, mail_dir, log)
+
+
+def stop_worker(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def worker_queue() -> Iterator[str]:
+    """A queue of this test's own, which the test process publishes to (not eagerly)."""
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set")
+    queue = f"werkbank-test-{uuid.uuid4().hex[:8]}"
     previous = (celery_app.conf.task_default_queue, celery_app.conf.task_always_eager)
     celery_app.conf.task_default_queue = queue
     celery_app.conf.task_always_eager = False
     try:
-        deadline = time.monotonic() + 60
-        while not celery_app.control.ping(destination=[hostname], timeout=1.0):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the Celery worker did not start:\n{log.read_text()}")
-        yield Worker(process, mail_dir, log)
+        yield queue
     finally:
         celery_app.conf.task_default_queue, celery_app.conf.task_always_eager = previous
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+
+
+@pytest.fixture
+def celery_worker(tmp_path: Path, worker_queue: str) -> Iterator[Worker]:
+    worker = start_worker(tmp_path, worker_queue)
+    try:
+        yield worker
+    finally:
+        stop_worker(worker.process)
