@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: venv demo migrate seed test lint bench format clean
+.PHONY: venv demo migrate seed test lint bench format clean serve
 
 venv: $(VENV)/.installed
 
@@ -24,6 +24,16 @@ seed: migrate
 demo: seed
 	@echo "Serving Werkbank on http://$(HOST)/  (admin: http://$(HOST)/admin/, API docs: http://$(HOST)/api/docs/)"
 	$(PY) manage.py runserver $(HOST)
+
+# The production profile under gunicorn with a Celery worker and beat (Procfile), against PostgreSQL and
+# Redis (both required). SECRET_KEY, ALLOWED_HOSTS and WERKBANK_SECRETS_KEYS come from the environment or
+# from a .env file, which honcho reads (README: Production serving).
+serve: venv
+	@export PATH="$(CURDIR)/$(VENV)/bin:$$PATH" WERKBANK_ENV="$${WERKBANK_ENV:-production}" \
+		WERKBANK_REQUIRE_SERVICES=1 && source scripts/services.sh && \
+	honcho run python manage.py migrate --noinput && \
+	honcho run python manage.py collectstatic --noinput && \
+	exec honcho start -p "$${PORT:-8000}"
 
 test: venv
 	@source scripts/services.sh && $(VENV)/bin/pytest $(PYTEST_ARGS)

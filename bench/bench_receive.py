@@ -58,6 +58,7 @@ def run() -> None:
     lot = BatchLot.objects.create(
         part=slow_line.part,
         supplier=slow_line.purchase_order.supplier,
+        purchase_order=slow_line.purchase_order,
         lot_code="L-ROWS",
         date_code="2526",
         country_of_origin="TW",

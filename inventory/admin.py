@@ -133,10 +133,19 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
 
 @admin.register(BatchLot)
 class BatchLotAdmin(ReadOnlyPMAdmin):
-    list_display = ["lot_code", "part", "supplier", "date_code", "country_of_origin", "labels", "created_at"]
+    list_display = [
+        "lot_code",
+        "part",
+        "supplier",
+        "purchase_order",
+        "date_code",
+        "country_of_origin",
+        "labels",
+        "created_at",
+    ]
     list_filter = ["supplier", "country_of_origin", "part"]
-    search_fields = ["lot_code", "part__mpn"]
-    list_select_related = ["part", "supplier"]
+    search_fields = ["lot_code", "part__mpn", "purchase_order__number"]
+    list_select_related = ["part", "supplier", "purchase_order"]
 
     @admin.display(description="Labels")
     def labels(self, obj: BatchLot) -> str:

@@ -1,4 +1,8 @@
-"""Inventory models: the part catalogue."""
+"""Inventory models: the part catalogue, suppliers, purchase orders, lots, components and their ledger.
+
+Lots are per supplier receipt, never shared across purchase orders (see `BatchLot`): receiving on one PO
+can neither extend, nor count, nor reveal the codes of a lot that another tenant received.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, F, OuterRef, Q
-from django.db.models.functions import Upper
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce, Upper
 
 from inventory.choices import ComponentStatus, PartCategory, PurchaseOrderStatus
 from inventory.eu import is_eu
@@ -235,19 +239,36 @@ class PurchaseOrderLine(models.Model):
 
 class BatchLotQuerySet(VisibleToQuerySet):
     def scope_for_member(self, user: Any, purpose: Purpose) -> BatchLotQuerySet:
+        # A lot belongs to one purchase order's delivery: a partner sees the lots delivered to its workshop.
         partners = member_organizations(user, kind=OrganizationKind.PARTNER)
-        return self.filter(
-            Exists(
-                Component.objects.filter(lot=OuterRef("pk"), po_line__purchase_order__deliver_to__in=partners)
-            )
-        )
+        return self.filter(purchase_order__deliver_to__in=partners)
+
+    def with_component_count(self, user: Any) -> BatchLotQuerySet:
+        """Annotate `component_count`: the lot's components that `user` may see, never anyone else's."""
+        components = Component.objects.visible_to(user).filter(lot=OuterRef("pk")).order_by()
+        count = components.values("lot").annotate(n=Count("pk")).values("n")
+        return self.annotate(component_count=Coalesce(Subquery(count), 0))
 
 
 class BatchLot(models.Model):
-    """A manufacturer's production lot of one part, as one supplier delivered it."""
+    """A manufacturer's production lot of one part, as received on one purchase order.
+
+    A lot is per supplier receipt, not shared: the same manufacturer lot code delivered on two purchase
+    orders (to two workshops, or twice to one) is two rows. So a receipt only ever adds to a lot of its own
+    purchase order, a lot's date code and origin are those its own receiver recorded, and a lot's
+    components all came on one PO, delivered to one place: whoever may see the PO sees the whole lot, and
+    nobody learns from a receipt what another tenant received. Tracing a manufacturer lot across receipts
+    (a recall) is a PM's query by `lot_code`, `part` and `supplier`.
+    """
 
     part = models.ForeignKey(Part, on_delete=models.PROTECT, related_name="lots")
     supplier = models.ForeignKey(Supplier, on_delete=models.PROTECT, related_name="lots")
+    purchase_order = models.ForeignKey(
+        PurchaseOrder,
+        on_delete=models.PROTECT,
+        related_name="lots",
+        help_text="The receipt this lot arrived on; the same lot code on another PO is another lot.",
+    )
     lot_code = models.CharField(max_length=64)
     date_code = models.CharField(
         max_length=16, help_text="Manufacturer date code, e.g. 2526 (year 25, week 26)"
@@ -261,9 +282,9 @@ class BatchLot(models.Model):
         ordering = ["-created_at", "-pk"]
         constraints = [
             models.UniqueConstraint(
-                fields=["part", "supplier", "lot_code"],
-                name="%(app_label)s_%(class)s_unique_lot",
-                violation_error_message="This lot of this part from this supplier already exists.",
+                fields=["purchase_order", "part", "lot_code"],
+                name="%(app_label)s_%(class)s_unique_lot_per_purchase_order",
+                violation_error_message="This lot of this part is already on record for this purchase order.",
             ),
             models.CheckConstraint(
                 condition=Q(country_of_origin__regex=r"^[A-Z]{2}$"),

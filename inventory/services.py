@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Sum
+from django.db.models import Exists, F, OuterRef, QuerySet, Sum
 from django.utils import timezone
 
 from inventory.choices import (
@@ -274,6 +274,19 @@ def _known_message(given: str, on_record: str, lot_code: str) -> str:
     return f"{given} is already known as {on_record} (lot {lot_code}): serials match in any letter case."
 
 
+def _unusable_message(given: str) -> str:
+    """The refusal for a serial the receiver may not see: it says neither where nor in which lot it is."""
+    return f"{given} cannot be received: it is not available to this receipt. Check it against the label."
+
+
+def _serials_seen_by(actor: Any) -> QuerySet:
+    """The components whose whereabouts a refusal may name to `actor`: those it may see. Without an actor
+    (a command run by an operator on the server), all of them."""
+    if actor is None:
+        return Component.objects.all()
+    return Component.objects.visible_to(actor)
+
+
 @dataclass(frozen=True)
 class Receipt:
     """What one receiving call booked."""
@@ -292,6 +305,10 @@ def po_line_receive(
 
     Runs under a row lock on the line, so two receipts for the same line are serialised: the total never
     exceeds the ordered quantity. Bulk inserts keep the query count independent of the number of serials.
+
+    It tells the receiver only what it may see: the lot is this PO's own (lots are per supplier receipt,
+    `BatchLot`), and a serial already on record names its lot only if the receiver may see that component;
+    otherwise every such serial gets the same refusal, without its lot, date code, origin or holder.
     """
     lot_code, date_code = (lot_code or "").strip(), (date_code or "").strip()
     if not lot_code:
@@ -328,29 +345,38 @@ def po_line_receive(
         raise InvalidInput("serials", f"{len(packing.errors)} row(s) are invalid.", rows=_row_errors(packing))
     part = locked.part
     # Serial identity (inventory.serials): "ab-1" is the "AB-1" already on record for this manufacturer.
-    known = {
-        normalize_serial(serial): (serial, lot_code)
-        for serial, lot_code in Component.objects.with_serial(*(row.serial for row in packing.rows))
+    # Serials are unique per manufacturer across all tenants, so one held elsewhere must be refused; the
+    # refusal names its lot only to a receiver who may see that component (no oracle across tenants).
+    on_record = (
+        Component.objects.with_serial(*(row.serial for row in packing.rows))
         .filter(manufacturer=part.manufacturer)
-        .values_list("serial", "lot__lot_code")
-    }
+        .annotate(seen=Exists(_serials_seen_by(actor).filter(pk=OuterRef("pk"))))
+        .values_list("serial", "lot__lot_code", "seen")
+    )
+    known = {normalize_serial(serial): (serial, lot_code, seen) for serial, lot_code, seen in on_record}
     if known:
         rows = [
-            {"row": row.row, "column": "serial", "message": _known_message(row.serial, *known[key])}
+            {
+                "row": row.row,
+                "column": "serial",
+                "message": _known_message(row.serial, serial, lot) if seen else _unusable_message(row.serial),
+            }
             for row in packing.rows
             if (key := normalize_serial(row.serial)) in known
+            for serial, lot, seen in [known[key]]
         ]
-        raise InvalidInput("serials", f"{len(rows)} serial(s) are already known.", rows=rows)
+        raise InvalidInput("serials", f"{len(rows)} serial(s) cannot be received.", rows=rows)
 
+    # A lot is per supplier receipt (BatchLot): only a lot of this purchase order is extended.
     lot, lot_created = BatchLot.objects.get_or_create(
+        purchase_order=po,
         part=part,
-        supplier=po.supplier,
         lot_code=lot_code,
-        defaults={"date_code": date_code, "country_of_origin": origin},
+        defaults={"supplier": po.supplier, "date_code": date_code, "country_of_origin": origin},
     )
     if not lot_created and (lot.date_code, lot.country_of_origin) != (date_code, origin):
         raise RuleViolation(
-            f"Lot {lot_code} of {part.mpn} is on record with date code {lot.date_code} from "
+            f"Lot {lot_code} of {part.mpn} is on record on {po.number} with date code {lot.date_code} from "
             f"{lot.country_of_origin}; this receipt says {date_code} from {origin}.",
             missing=["the lot's recorded date code and country of origin"],
             code="lot_mismatch",

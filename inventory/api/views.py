@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -178,7 +178,7 @@ class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
         )
         lot = (
             BatchLot.objects.select_related("part", "supplier")
-            .annotate(component_count=Count("components"))
+            .with_component_count(request.user)
             .get(pk=receipt.lot.pk)
         )
         return Response(
@@ -201,14 +201,13 @@ class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
 class BatchLotViewSet(ScopedReadOnlyViewSet):
     """Production lots; `labels` is a PDF of QR labels, one per serial."""
 
-    queryset = BatchLot.objects.select_related("part", "supplier").annotate(
-        component_count=Count("components")
-    )
+    queryset = BatchLot.objects.select_related("part", "supplier")
     serializer_class = BatchLotSerializer
     filterset_class = BatchLotFilter
 
     def get_queryset(self) -> QuerySet:
-        return super().get_queryset().order_by("-created_at", "-pk")
+        # The count is of the components the caller may see, never of another tenant's.
+        return super().get_queryset().with_component_count(self.request.user).order_by("-created_at", "-pk")
 
     @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)})
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
