@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any
 
@@ -11,6 +10,8 @@ from django.conf import settings
 
 from builds.choices import BuildStepKind
 from builds.services import detect_image_type
+from werkbank.errors import InvalidInput
+from werkbank.jsonfields import parse_json_object
 
 
 class ScanForm(forms.Form):
@@ -113,19 +114,15 @@ def _check_photo(upload: Any) -> None:
         )
 
 
-def _json_object(value: str) -> dict[str, Any]:
+def _json_object(value: str, *, field: str) -> dict[str, Any]:
+    """The API's rule (werkbank.jsonfields, as in builds.api.serializers): an empty field is `{}`."""
     value = (value or "").strip()
     if not value:
         return {}
     try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise forms.ValidationError(
-            f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
-        ) from exc
-    if not isinstance(parsed, dict):
-        raise forms.ValidationError('must be a JSON object, e.g. {"torque_nm": 0.6}.')
-    return parsed
+        return parse_json_object(value, field=field)
+    except InvalidInput as exc:
+        raise forms.ValidationError(exc.field_message) from None
 
 
 class StepForm(forms.Form):
@@ -142,7 +139,7 @@ class StepForm(forms.Form):
     )
 
     def clean_data(self) -> dict[str, Any]:
-        return _json_object(self.cleaned_data.get("data", ""))
+        return _json_object(self.cleaned_data.get("data", ""), field="data")
 
 
 class BlacklistForm(forms.Form):
@@ -181,7 +178,7 @@ class BlacklistForm(forms.Form):
         ]
 
     def clean_measurements(self) -> dict[str, Any]:
-        return _json_object(self.cleaned_data.get("measurements", ""))
+        return _json_object(self.cleaned_data.get("measurements", ""), field="measurements")
 
     def clean_photo(self) -> Any:
         photo = self.cleaned_data.get("photo")

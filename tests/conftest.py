@@ -65,6 +65,24 @@ def _test_settings(settings: Any, tmp_path: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counts() -> None:
+    """Every test starts with no API requests counted by the throttle (werkbank.api.throttling).
+
+    Its cache outlives a test (Redis when REDIS_URL is set): only its own keys are removed, never the db.
+    """
+    from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
+
+    cache = caches["throttle"]
+    if isinstance(cache, RedisCache):
+        client = cache._cache.get_client(write=True)
+        for key in client.scan_iter(match=f"{cache.key_prefix}:*"):
+            client.delete(key)
+    else:
+        cache.clear()
+
+
 @dataclass
 class Tenants:
     """Customer A and B, partner P and Q, a PM and a user with no membership."""

@@ -182,6 +182,13 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "werkbank.api.exceptions.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
+# Request limits (werkbank/api/parsers.py): bodies bounded in size, JSON in nesting; a throttle per token.
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "werkbank.api.parsers.JSONParser",
+    "werkbank.api.parsers.FormParser",
+    "werkbank.api.parsers.MultiPartParser",
+]
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = ["werkbank.api.throttling.TokenRateThrottle"]
 if PRODUCTION:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = ["rest_framework.renderers.JSONRenderer"]
 
@@ -265,6 +272,27 @@ WERKBANK_MAX_PHOTO_BYTES = int(os.environ.get("WERKBANK_MAX_PHOTO_BYTES", str(10
 # Burn-in reports from the probe: refused above this size uncompressed (a 72 h run of 8 GPUs at 10 s is
 # about 20 MB of JSON); a gzip body is inflated only up to it, so a zip bomb stops there.
 WERKBANK_MAX_REPORT_BYTES = int(os.environ.get("WERKBANK_MAX_REPORT_BYTES", str(200 * 1000 * 1000)))
+
+# --- Request limits ----------------------------------------------------------------------------------
+# A request body (JSON, a form's fields) larger than this is refused: 413 from the API. Uploads say their
+# own limit: photos WERKBANK_MAX_PHOTO_BYTES each, burn-in reports WERKBANK_MAX_REPORT_BYTES.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("WERKBANK_MAX_REQUEST_BYTES", str(1024 * 1024)))
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+DATA_UPLOAD_MAX_NUMBER_FILES = 20  # a build step takes at most 10 photos
+# Requests per API token (a browser session: per user), e.g. "600/min"; empty: no limit. Past it: 429.
+WERKBANK_API_RATE = os.environ.get("WERKBANK_API_RATE", "600/min")
+# The throttle's counts: shared by every worker through Redis when there is one.
+if "CACHES" not in globals():
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+CACHES["throttle"] = (
+    {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "throttle",
+    }
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"}
+)
 # Rack power: a circuit's continuous limit is this share of V × A × phases (NEC's 80 % rule for loads of
 # 3 h or more; a design convention in IEC countries).
 WERKBANK_CIRCUIT_CONTINUOUS_FACTOR = float(os.environ.get("WERKBANK_CIRCUIT_CONTINUOUS_FACTOR", "0.8"))

@@ -25,6 +25,7 @@ from builds.models import (
     LayoutConnector,
     Server,
 )
+from werkbank.api.fields import JSONObjectField
 from werkbank.api.serializers import VisiblePrimaryKeyField
 from werkbank.models import Organization
 
@@ -59,12 +60,6 @@ class EnumFieldSchema(OpenApiSerializerFieldExtension):
             "enum": list(choices.values),
             "description": "\n".join(f"* `{value}` - {label}" for value, label in choices.choices),
         }
-
-
-def _json_object(value: Any) -> dict:
-    if not isinstance(value, dict):
-        raise serializers.ValidationError("must be a JSON object.")
-    return value
 
 
 class ServerSerializer(serializers.ModelSerializer):
@@ -132,8 +127,8 @@ class InstallationSerializer(serializers.ModelSerializer):
     connector_name = serializers.CharField(source="connector.name", read_only=True)
     serial = serializers.CharField(source="component.serial", read_only=True)
     part_mpn = serializers.CharField(source="component.part.mpn", read_only=True)
-    installed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    removed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    installed_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    removed_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     active = serializers.SerializerMethodField()
 
     class Meta:
@@ -323,7 +318,7 @@ class MoveSerializer(serializers.Serializer):
 class StepLogSerializer(serializers.Serializer):
     kind = EnumField(BuildStepKind)
     notes = serializers.CharField(required=False, allow_blank=True, default="", max_length=10000)
-    data = serializers.JSONField(
+    data = JSONObjectField(
         required=False, default=dict, help_text="Measurements as a JSON object (a string in multipart bodies)"
     )
     photos = serializers.ListField(
@@ -333,9 +328,6 @@ class StepLogSerializer(serializers.Serializer):
         max_length=MAX_PHOTOS_PER_STEP,
         help_text=f"Up to {MAX_PHOTOS_PER_STEP} JPEG, PNG or HEIC photos (multipart)",
     )
-
-    def validate_data(self, value: Any) -> dict:
-        return _json_object(value)
 
 
 class PhotoUploadSerializer(serializers.Serializer):
@@ -348,7 +340,7 @@ class PhotoUploadSerializer(serializers.Serializer):
 class BlacklistSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=500)
     evidence = serializers.CharField(required=False, allow_blank=True, default="", max_length=10000)
-    measurements = serializers.JSONField(
+    measurements = JSONObjectField(
         required=False, default=dict, help_text="Measured figures as a JSON object, e.g. link width"
     )
     photo = VisiblePrimaryKeyField(
@@ -366,6 +358,3 @@ class BlacklistSerializer(serializers.Serializer):
         max_length=32,
         help_text="Where to move the component of an occupied connector",
     )
-
-    def validate_measurements(self, value: Any) -> dict:
-        return _json_object(value)

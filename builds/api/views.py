@@ -15,13 +15,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from builds import services
 from builds.api.serializers import (
+    MAX_PHOTOS_PER_STEP,
     AllocateSerializer,
     AllocationSerializer,
     AssignSerializer,
@@ -60,6 +60,7 @@ from builds.models import (
 )
 from builds.selectors import connector_kind, connector_map, layout_columns, servers_with_progress
 from werkbank.access import Purpose, is_pm
+from werkbank.api.parsers import FormParser, JSONParser, MultiPartParser
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, VisibleToMixin
 from werkbank.errors import RuleViolation
 
@@ -95,6 +96,15 @@ def bench_action(**overrides: Any) -> Any:
 def _read_photo(upload: Any) -> bytes:
     # One byte past the limit is enough to refuse an oversize photo, whatever the request claims its size is.
     return upload.read(settings.WERKBANK_MAX_PHOTO_BYTES + 1)
+
+
+# Upload bodies (werkbank.api.parsers): their photos at the photo limit each, plus the usual form fields.
+def _photo_body_limit() -> int:
+    return settings.WERKBANK_MAX_PHOTO_BYTES + settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def _step_body_limit() -> int:
+    return MAX_PHOTOS_PER_STEP * settings.WERKBANK_MAX_PHOTO_BYTES + settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
 # --- Servers -------------------------------------------------------------------------------------------
@@ -147,6 +157,8 @@ class ServerViewSet(
     serializer_class = ServerSerializer
     filterset_class = ServerFilter
     ordering_fields = ["hostname", "sequence", "status", "created_at"]
+    #: The upload actions set their own body limit (werkbank.api.parsers); the rest keep the global one.
+    max_body_bytes: Any = None
 
     def get_purpose(self) -> Purpose:
         return Purpose.VIEW if self.action in SERVER_READS else Purpose.BENCH
@@ -289,6 +301,7 @@ class ServerViewSet(
         methods=["get", "post"],
         permission_classes=[OnBench],
         parser_classes=[MultiPartParser, FormParser, JSONParser],
+        max_body_bytes=_step_body_limit,
         filterset_class=None,
         pagination_class=None,
     )
@@ -323,6 +336,7 @@ class ServerViewSet(
         methods=["post"],
         permission_classes=[OnBench],
         parser_classes=[MultiPartParser, FormParser],
+        max_body_bytes=_photo_body_limit,
         filterset_class=None,
         pagination_class=None,
     )

@@ -50,6 +50,7 @@ from probe.validate import ValidationError, Validator
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.files import save_with_file
+from werkbank.jsonfields import MAX_DEPTH, nesting_depth_exceeds
 
 #: Servers in these statuses take a report; an `assembled` one is moved to `burn_in` by it.
 ACCEPTS_REPORTS = frozenset({ServerStatus.ASSEMBLED, ServerStatus.BURN_IN})
@@ -212,6 +213,9 @@ def validation_errors(report: Any) -> list[ValidationError]:
 
 def parse_report(raw: bytes) -> dict[str, Any]:
     """The report as a dict, or a 400 naming the JSON path of the first error."""
+    # Refused before the parser recurses (werkbank.jsonfields); a report nests fewer than 10 levels.
+    if nesting_depth_exceeds(raw, MAX_DEPTH):
+        raise InvalidInput("report", f"$: not valid JSON: nested more than {MAX_DEPTH} levels deep")
     try:
         report = json.loads(raw)
     except ValueError as exc:  # UnicodeDecodeError is a ValueError too

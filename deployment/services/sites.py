@@ -13,6 +13,7 @@ from inventory.eu import is_eu, normalize_country
 from werkbank.audit import audit, audit_value
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.integrity import integrity_sentence
 from werkbank.models import Organization
 
 SITE_FIELDS = ("name", "kind", "operator", "customer", "address", "country")
@@ -203,7 +204,7 @@ def feed_update(*, feed: PowerFeed, actor: Any, **values: Any) -> PowerFeed:
         with transaction.atomic():
             locked.save(update_fields=list(cleaned))
     except IntegrityError as error:  # pragma: no cover - the checks above mirror the constraints
-        raise InvalidInput("feed", str(error)) from None
+        raise InvalidInput("feed", integrity_sentence(error)) from None
     audit(
         actor=actor, verb="deployment.feed_update", obj=rack, before={"feed": before}, after={"feed": cleaned}
     )

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from inventory.api.serializers import (
+    MAX_PACKING_LIST_BYTES,
     BatchLotSerializer,
     ComponentSerializer,
     NoteSerializer,
@@ -59,7 +60,13 @@ from inventory.services import (
     supplier_update,
 )
 from werkbank.access import Purpose
+from werkbank.api.parsers import FormParser, JSONParser, MultiPartParser
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet, VisibleToMixin
+
+
+def _receive_body_limit() -> int:
+    """A receipt's body (werkbank.api.parsers): a packing list at its limit, plus the form fields."""
+    return MAX_PACKING_LIST_BYTES + settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
 class PartViewSet(ScopedViewSet):
@@ -146,6 +153,8 @@ class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
 
     queryset = PurchaseOrderLine.objects.select_related("part", "purchase_order")
     serializer_class = PurchaseOrderLineSerializer
+    #: `receive` sets its own body limit (werkbank.api.parsers); the rest keep the global one.
+    max_body_bytes: Any = None
     filterset_class = PurchaseOrderLineFilter
 
     @extend_schema(
@@ -159,6 +168,7 @@ class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
         permission_classes=[IsAuthenticated],
         purpose=Purpose.RECEIVE,
         parser_classes=[MultiPartParser, FormParser, JSONParser],
+        max_body_bytes=_receive_body_limit,
         filterset_class=None,
         pagination_class=None,
     )

@@ -61,7 +61,8 @@ class ServerConfigurationSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         count = attrs.get("psu_count", getattr(self.instance, "psu_count", None))
-        redundant = attrs.get("psu_redundant", getattr(self.instance, "psu_redundant", 0))
+        default = ServerConfiguration._meta.get_field("psu_redundant").get_default()  # N+1, as the model says
+        redundant = attrs.get("psu_redundant", getattr(self.instance, "psu_redundant", default))
         if count is not None and redundant >= count:
             raise serializers.ValidationError(
                 {"psu_redundant": f"must be fewer than the {count} installed PSUs."}

@@ -58,11 +58,13 @@ def configuration_create(
     name: str,
     psu_count: int,
     psu_rating_w: int,
-    psu_redundant: int,
     lines: Iterable[tuple[Part, int]],
+    psu_redundant: int | None = None,
     description: str = "",
 ) -> ServerConfiguration:
-    """Create a configuration with its bill of materials."""
+    """Create a configuration with its bill of materials; `psu_redundant` defaults as the model's (N+1)."""
+    if psu_redundant is None:
+        psu_redundant = ServerConfiguration._meta.get_field("psu_redundant").get_default()
     _check_psu_layout(psu_count=psu_count, psu_rating_w=psu_rating_w, psu_redundant=psu_redundant)
     if ServerConfiguration.objects.filter(name=name).exists():
         raise InvalidInput("name", f"a configuration named {name!r} already exists.")

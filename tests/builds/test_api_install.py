@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import jsonschema
 import pytest
 
 from builds.models import Allocation, Installation
@@ -288,3 +291,31 @@ def test_stock_at_another_partners_workshop_is_refused(bench):
     assert response.json()["code"] == "component_elsewhere"
     assert f"Workshop {bench.t.partner_q.name}" in response.json()["detail"]
     assert snapshot() == before
+
+
+def _json_schema(node: Any, components: dict[str, Any]) -> Any:
+    """An OpenAPI 3.0 schema as JSON Schema: `$ref` resolved, `nullable: true` as "or null"."""
+    if isinstance(node, list):
+        return [_json_schema(item, components) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _json_schema(components[node["$ref"].rsplit("/", 1)[1]], components)
+    converted = {key: _json_schema(value, components) for key, value in node.items() if key != "nullable"}
+    return {"anyOf": [converted, {"type": "null"}]} if node.get("nullable") else converted
+
+
+def test_installations_answer_what_the_schema_allows(bench):
+    """Issue 16: `removed_by: null` (an active installation) broke the OpenAPI schema's promise."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    install(bench, "GPU-L1-1", "PCIe-1")
+    post(bench.t.user_p, bench.url("remove/"), {"serial": "GPU-L1-1", "reason": "reseat"})
+    install(bench, "GPU-L1-1", "PCIe-1")
+    rows = get(bench.t.user_p, "/api/v1/builds/installations/", serial="GPU-L1-1").json()["results"]
+    assert [row["removed_by"] for row in rows] == ["petr", None]
+
+    components = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    schema = _json_schema(components["Installation"], components)
+    for row in rows:
+        jsonschema.validate(row, schema)

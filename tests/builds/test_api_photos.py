@@ -202,3 +202,76 @@ def test_a_step_with_a_text_file_named_jpg_leaves_no_file(bench, _media, committ
     ]
     assert snapshot() == before
     assert len(_stored_files(_media)) == 0
+
+
+# --- Hostile input (issue 16): the JSON field's rules, and the upload limits -----------------------------
+
+DEEP_OBJECT = '{"a":' * 100 + "1" + "}" * 100
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ('{"torque_nm": NaN}', "NaN is not a JSON number: give a finite number or null."),
+        ('{"torque_nm": 1e999}', "1e999 is too large to be a number: give a finite number or null."),
+        (DEEP_OBJECT, "is nested more than 64 levels deep; at most 64 are accepted."),
+        ("[" * 3000 + "]" * 3000, "is nested more than 64 levels deep; at most 64 are accepted."),
+    ],
+)
+def test_a_step_refuses_nan_and_deep_json_naming_the_field(bench, data, message):
+    """The same sentences as the bench form's (tests/builds/test_pages_bench.py): one validator for both."""
+    before = snapshot()
+    response = post(bench.t.user_p, bench.url("steps/"), {"kind": "note", "data": data}, format="multipart")
+    assert response.status_code == 400
+    assert response.json() == {"data": [message]}
+    assert snapshot() == before
+
+
+def test_a_step_as_json_refuses_data_that_is_too_big(bench):
+    response = post(bench.t.user_p, bench.url("steps/"), {"kind": "note", "data": {"x": "y" * 70_000}})
+    assert response.status_code == 400
+    assert "at most 65,536 bytes are accepted" in response.json()["data"][0]
+
+
+def test_a_photo_upload_over_its_limit_is_a_413_before_it_is_read(bench, settings):
+    settings.WERKBANK_MAX_PHOTO_BYTES = 2000
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    before = snapshot()
+    response = _photo(bench, png() + b"\0" * 5000)
+    assert response.status_code == 413
+    assert "limit of 3,000 bytes" in response.json()["detail"]
+    assert snapshot() == before
+    assert _photo(bench, png()).status_code == 201  # the photo limit, plus the form's fields, still fits
+
+
+def test_a_step_takes_ten_photos_at_the_photo_limit(bench, settings):
+    settings.WERKBANK_MAX_PHOTO_BYTES = 2000
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    # 10 photos of 2,000 bytes and the fields fit in 10 × 2,000 + 1,000; 11 photos' worth do not.
+    response = post(
+        bench.t.user_p,
+        bench.url("steps/"),
+        {"kind": "note", "photos": [_upload(f"{i}.png", png()) for i in range(10)]},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.json()
+    too_big = post(
+        bench.t.user_p,
+        bench.url("steps/"),
+        {"kind": "note", "photos": [_upload(f"{i}.png", png() + b"\0" * 1900) for i in range(11)]},
+        format="multipart",
+    )
+    assert too_big.status_code == 413
+    assert "limit of 21,000 bytes" in too_big.json()["detail"]
+
+
+def test_more_files_than_allowed_is_a_json_400(bench, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FILES = 3
+    response = post(
+        bench.t.user_p,
+        bench.url("steps/"),
+        {"kind": "note", "photos": [_upload(f"{i}.png", png()) for i in range(4)]},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert response.json() == {"detail": "More than 3 files in one request (DATA_UPLOAD_MAX_NUMBER_FILES)."}

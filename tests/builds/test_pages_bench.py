@@ -605,6 +605,14 @@ def test_step_log_with_photo(tenants, settings, tmp_path, django_capture_on_comm
     [
         ('["not", "an", "object"]', None, "must be a JSON object"),
         ("{broken", None, "is not valid JSON"),
+        # The API's rules and sentences (werkbank.jsonfields; tests/builds/test_api_photos.py), issue 16.
+        ('{"torque_nm": NaN}', None, "NaN is not a JSON number: give a finite number or null."),
+        (
+            '{"a":' * 100 + "1" + "}" * 100,
+            None,
+            "is nested more than 64 levels deep; at most 64 are accepted.",
+        ),
+        ("[" * 3000 + "]" * 3000, None, "is nested more than 64 levels deep"),
         ("", b"MZ\x90\x00 not an image", "notes.png is not a JPEG, PNG or HEIC image"),
     ],
 )
@@ -701,6 +709,24 @@ def test_blacklist_takes_free_json_measurements(tenants):
     )
     assert response.status_code == 302
     assert ConnectorBlacklist.objects.get().measurements == {"link_width": 8, "h2d_gbps": 14.0}
+
+
+@pytest.mark.parametrize(
+    ("measurements", "message"),
+    [
+        ('{"link_width": NaN}', "NaN is not a JSON number: give a finite number or null."),
+        ('{"a":' * 100 + "1" + "}" * 100, "is nested more than 64 levels deep; at most 64 are accepted."),
+    ],
+)
+def test_blacklist_refuses_nan_and_deep_measurements_as_the_api_does(tenants, measurements, message):
+    build = make_build(tenants)
+    response = logged_in(tenants.user_p).post(
+        f"/bench/servers/{build.server.pk}/blacklist/",
+        {"connector": "GPU1", "reason": "bent pin", "measurements": measurements},
+    )
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not ConnectorBlacklist.objects.exists()
 
 
 # --- Assembled --------------------------------------------------------------------------------------------

@@ -81,6 +81,20 @@ def test_pm_creates_a_configuration_with_its_bill_of_materials(tenants):
     assert sorted(line["quantity"] for line in response.json()["lines"]) == [1, 8]
 
 
+def test_a_configuration_without_psu_redundant_is_n_plus_1(tenants):
+    """Issue 16, defect 5: the optional field left out gave a 500 (TypeError); the model's default holds."""
+    gpu = factories.PartFactory()
+    body = {"name": "N+1", "psu_count": 4, "psu_rating_w": 2000, "lines": [{"part": gpu.pk, "quantity": 4}]}
+    response = api_client(tenants.pm).post("/api/v1/configurations/", body, format="json")
+    assert response.status_code == 201, response.content
+    assert (response.json()["psu_redundant"], response.json()["usable_psu_w"]) == (1, 6000)
+    assert ServerConfiguration.objects.get().psu_redundant == 1
+    # One PSU left out of N+1 cannot hold: a 400 naming the field, as with psu_redundant given.
+    single = {**body, "name": "Single", "psu_count": 1}
+    refused = api_client(tenants.pm).post("/api/v1/configurations/", single, format="json")
+    assert refused.status_code == 400 and "psu_redundant" in refused.json()
+
+
 @pytest.mark.parametrize(
     ("change", "field"),
     [({"psu_redundant": 5}, "psu_redundant"), ({"psu_count": 0}, "psu_count"), ({"lines": []}, "lines")],
