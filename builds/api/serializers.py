@@ -25,7 +25,7 @@ from builds.models import (
     LayoutConnector,
     Server,
 )
-from werkbank.api.serializers import VisiblePrimaryKeyField
+from werkbank.api.serializers import AudienceFieldsMixin, VisiblePrimaryKeyField
 from werkbank.models import Organization
 
 #: Photos one step may carry in one request; more are refused with a 400 before anything is read.
@@ -67,7 +67,7 @@ def _json_object(value: Any) -> dict:
     return value
 
 
-class ServerSerializer(serializers.ModelSerializer):
+class ServerSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     order_reference = serializers.CharField(source="order.reference", read_only=True)
     partner_name = serializers.CharField(source="partner.name", read_only=True, default=None)
     connector_count = serializers.IntegerField(read_only=True)
@@ -93,6 +93,8 @@ class ServerSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = fields
+        # The assembly partner is the builder's subcontractor: customers are not told who built a server.
+        partner_fields = ["partner", "partner_name"]
 
 
 class ConnectorBlacklistSerializer(serializers.ModelSerializer):
@@ -160,7 +162,7 @@ class InstallationSerializer(serializers.ModelSerializer):
         return installation.removed_at is None
 
 
-class AllocationSerializer(serializers.ModelSerializer):
+class AllocationSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     server_hostname = serializers.CharField(source="server.hostname", read_only=True)
     serial = serializers.CharField(source="component.serial", read_only=True)
     part_mpn = serializers.CharField(source="component.part.mpn", read_only=True)
@@ -186,6 +188,7 @@ class AllocationSerializer(serializers.ModelSerializer):
             "released_at",
         ]
         read_only_fields = fields
+        pm_only_fields = ["lot_override_reason"]
 
 
 class BuildPhotoSerializer(serializers.ModelSerializer):
