@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Sum
+from django.db.models import F, QuerySet, Sum
 
 from inventory.choices import PartCategory
 from orders import formulas, gates
 from orders.choices import REASON_REQUIRED, TRANSITION_ACTIONS, TRANSITIONS, OrderStatus
 from orders.models import ROI_INPUT_LABELS, ROI_STORED_INPUTS, Order, ROIAssessment, Workload
+from werkbank.audiences import CUSTOMER_ORDER_VERBS, Audience
+from werkbank.models import AuditEvent
 
 
 @dataclass(frozen=True)
@@ -329,3 +331,13 @@ def transition_checks(*, order: Order) -> list[TransitionCheck]:
             )
         )
     return checks
+
+
+def order_events(*, order: Order, audiences: frozenset[Audience]) -> QuerySet[AuditEvent]:
+    """The order's audit timeline as `audiences` may receive it: PMs every event; anyone else the
+    customer-facing ones (`werkbank.audiences.CUSTOMER_ORDER_VERBS`: the order opened, its status changes).
+    The serializer then leaves out what the events' readers may not receive (notes, non-status details)."""
+    events = AuditEvent.objects.for_object(order).select_related("actor")
+    if Audience.PM not in audiences:
+        events = events.filter(verb__in=CUSTOMER_ORDER_VERBS)
+    return events

@@ -26,7 +26,7 @@ from builds.models import (
     Server,
 )
 from werkbank.api.fields import JSONObjectField
-from werkbank.api.serializers import VisiblePrimaryKeyField
+from werkbank.api.serializers import AudienceFieldsMixin, VisiblePrimaryKeyField
 from werkbank.models import Organization
 
 #: Photos one step may carry in one request; more are refused with a 400 before anything is read.
@@ -62,7 +62,7 @@ class EnumFieldSchema(OpenApiSerializerFieldExtension):
         }
 
 
-class ServerSerializer(serializers.ModelSerializer):
+class ServerSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     order_reference = serializers.CharField(source="order.reference", read_only=True)
     partner_name = serializers.CharField(source="partner.name", read_only=True, default=None)
     connector_count = serializers.IntegerField(read_only=True)
@@ -88,6 +88,8 @@ class ServerSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = fields
+        # The assembly partner is the builder's subcontractor: customers are not told who built a server.
+        partner_fields = ["partner", "partner_name"]
 
 
 class ConnectorBlacklistSerializer(serializers.ModelSerializer):
@@ -155,7 +157,7 @@ class InstallationSerializer(serializers.ModelSerializer):
         return installation.removed_at is None
 
 
-class AllocationSerializer(serializers.ModelSerializer):
+class AllocationSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     server_hostname = serializers.CharField(source="server.hostname", read_only=True)
     serial = serializers.CharField(source="component.serial", read_only=True)
     part_mpn = serializers.CharField(source="component.part.mpn", read_only=True)
@@ -181,6 +183,7 @@ class AllocationSerializer(serializers.ModelSerializer):
             "released_at",
         ]
         read_only_fields = fields
+        pm_only_fields = ["lot_override_reason"]
 
 
 class BuildPhotoSerializer(serializers.ModelSerializer):

@@ -209,7 +209,10 @@ class ServerViewSet(
         allocations = AllocationViewSet.queryset.visible_to(request.user).filter(
             server=server, component__in=components, released_at__isnull=True
         )
-        return Response(AllocationSerializer(allocations, many=True).data, status=status.HTTP_201_CREATED)
+        return Response(
+            AllocationSerializer(allocations, many=True, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
     @extend_schema(
         request=InstallSerializer,
@@ -309,7 +312,7 @@ class ServerViewSet(
         server = self.get_object()
         if request.method == "GET":
             steps = BuildStepViewSet.queryset.visible_to(request.user).filter(server=server)
-            return Response(BuildStepSerializer(steps, many=True).data)
+            return Response(BuildStepSerializer(steps, many=True, context={"request": request}).data)
         payload = StepLogSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
@@ -322,7 +325,10 @@ class ServerViewSet(
             photos=[_read_photo(upload) for upload in data["photos"]],
         )
         return Response(
-            BuildStepSerializer(BuildStepViewSet.queryset.visible_to(request.user).get(pk=step.pk)).data,
+            BuildStepSerializer(
+                BuildStepViewSet.queryset.visible_to(request.user).get(pk=step.pk),
+                context={"request": request},
+            ).data,
             status=status.HTTP_201_CREATED,
         )
 
@@ -351,7 +357,10 @@ class ServerViewSet(
             step=payload.validated_data["step"],
         )
         return Response(
-            BuildPhotoSerializer(BuildPhotoViewSet.queryset.visible_to(request.user).get(pk=photo.pk)).data,
+            BuildPhotoSerializer(
+                BuildPhotoViewSet.queryset.visible_to(request.user).get(pk=photo.pk),
+                context={"request": request},
+            ).data,
             status=status.HTTP_201_CREATED,
         )
 
@@ -381,7 +390,8 @@ class ServerViewSet(
 
 def _installation(installation: Installation, request: Request) -> dict[str, Any]:
     return InstallationSerializer(
-        InstallationViewSet.queryset.visible_to(request.user).get(pk=installation.pk)
+        InstallationViewSet.queryset.visible_to(request.user).get(pk=installation.pk),
+        context={"request": request},
     ).data
 
 

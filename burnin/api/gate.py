@@ -82,7 +82,9 @@ class ServerGateViewSet(VisibleToMixin, mixins.RetrieveModelMixin, viewsets.Gene
     pagination_class = None
 
     def _state(self, server: Server) -> dict[str, Any]:
-        return GateStateSerializer(burnin_gate_state(server=server)).data
+        return GateStateSerializer(
+            burnin_gate_state(server=server), context=self.get_serializer_context()
+        ).data
 
     @extend_schema(responses={200: GateStateSerializer}, summary="The server's burn-in gate state.")
     def retrieve(self, request: Request, asset_tag: str | None = None) -> Response:

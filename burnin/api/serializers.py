@@ -11,9 +11,10 @@ from rest_framework import serializers
 from builds.api.serializers import EnumField
 from burnin.choices import RunResult, Severity, StageStatus
 from burnin.models import BurnInRun, BurnInStage, Finding, GpuResult
+from werkbank.api.serializers import AudienceFieldsMixin
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     """A run as the list shows it, with its findings counted by severity."""
 
     asset_tag = serializers.CharField(source="server.asset_tag", read_only=True)
@@ -45,6 +46,7 @@ class RunSerializer(serializers.ModelSerializer):
             "findings_info",
         ]
         read_only_fields = fields
+        partner_fields = ["uploaded_by"]
 
 
 class StageSerializer(serializers.ModelSerializer):
@@ -86,7 +88,7 @@ class GpuResultSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class RunFindingSerializer(serializers.ModelSerializer):
+class RunFindingSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     """A finding as its run lists it; `burnin.api.gate_serializers.FindingSerializer` adds the server."""
 
     severity = EnumField(Severity, read_only=True)
@@ -108,6 +110,9 @@ class RunFindingSerializer(serializers.ModelSerializer):
             "waiver_reason",
         ]
         read_only_fields = fields
+        # The customer learns that a finding was waived, when and why (the handover pack prints the
+        # reason), but not the login of the PM who waived it.
+        partner_fields = ["waived_by"]
 
 
 class RunDetailSerializer(RunSerializer):

@@ -21,8 +21,7 @@ from builds.api.serializers import EnumField
 from builds.models import Server
 from deployment.choices import FeedLeg, Platform, RackFace, SiteKind, Verification
 from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork, Site
-from werkbank.access import is_pm
-from werkbank.api.serializers import VisiblePrimaryKeyField
+from werkbank.api.serializers import AudienceFieldsMixin, VisiblePrimaryKeyField
 from werkbank.errors import UnknownObject
 from werkbank.models import Organization
 
@@ -196,7 +195,7 @@ class FeedNameSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class PlacementSerializer(serializers.ModelSerializer):
+class PlacementSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     hostname = serializers.CharField(source="server.hostname", read_only=True)
     asset_tag = serializers.CharField(source="server.asset_tag", read_only=True)
     rack_name = serializers.CharField(source="rack.name", read_only=True)
@@ -204,8 +203,8 @@ class PlacementSerializer(serializers.ModelSerializer):
     top_u = serializers.IntegerField(read_only=True)
     face = EnumField(RackFace, read_only=True)
     feeds = FeedNameSerializer(many=True, read_only=True)
-    power_override_reason = serializers.SerializerMethodField(
-        help_text="Why a PM accepted the placement above a circuit's limit: PMs only (null for others)."
+    power_override_reason = serializers.CharField(
+        read_only=True, help_text="Why a PM accepted the placement above a circuit's limit."
     )
 
     class Meta:
@@ -228,12 +227,9 @@ class PlacementSerializer(serializers.ModelSerializer):
             "placed_at",
         ]
         read_only_fields = fields
-
-    def get_power_override_reason(self, placement: RackPlacement) -> str | None:
         # The override reason is an internal note between PMs (why a circuit may run hot); the customer and
         # the partner see the placement, not the PMs' reasoning.
-        request = self.context.get("request")
-        return placement.power_override_reason if is_pm(getattr(request, "user", None)) else None
+        pm_only_fields = ["power_override_reason"]
 
 
 class PlacementCreateSerializer(serializers.Serializer):
@@ -335,7 +331,7 @@ class NetworkCreateSerializer(NetworkUpdateSerializer):
 # --- platform listings ---------------------------------------------------------------------------------
 
 
-class PlatformListingSerializer(serializers.ModelSerializer):
+class PlatformListingSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     server = VisibleObjectField(Server)
     hostname = serializers.CharField(source="server.hostname", read_only=True)
     asset_tag = serializers.CharField(source="server.asset_tag", read_only=True)
@@ -362,6 +358,8 @@ class PlatformListingSerializer(serializers.ModelSerializer):
             "recorded_at",
         ]
         read_only_fields = ["id", "hostname", "asset_tag", "is_current", "recorded_by", "recorded_at"]
+        pm_only_fields = ["note"]
+        partner_fields = ["recorded_by"]
         # The service decides which listing is current (and refuses a machine id in use with a 409); the
         # model's partial unique constraints are its database backstop, not rules for the request body.
         validators: list = []

@@ -16,13 +16,13 @@ from inventory.models import (
     StockMovement,
     Supplier,
 )
-from werkbank.api.serializers import VisiblePrimaryKeyField
+from werkbank.api.serializers import AudienceFieldsMixin, VisiblePrimaryKeyField
 from werkbank.models import Organization
 
 MAX_PACKING_LIST_BYTES = 2 * 1024 * 1024  # 10,000 serials of 64 characters fit easily
 
 
-class PartSerializer(serializers.ModelSerializer):
+class PartSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     preferred_supplier = VisiblePrimaryKeyField(Supplier, required=False, allow_null=True)
 
     class Meta:
@@ -45,9 +45,11 @@ class PartSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["id", "created_at"]
         validators: list = []  # the service checks (manufacturer, mpn) and names the field
+        # The builder's purchasing: what a part costs it, and whom it buys from.
+        pm_only_fields = ["list_price", "preferred_supplier"]
 
 
-class SupplierSerializer(serializers.ModelSerializer):
+class SupplierSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     is_eu = serializers.BooleanField(read_only=True)
 
     class Meta:
@@ -55,9 +57,11 @@ class SupplierSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "vat_id", "country", "is_eu", "contact_name", "contact_email", "created_at"]
         read_only_fields = ["id", "is_eu", "created_at"]
         extra_kwargs = {"name": {"validators": []}}
+        # Only PMs see suppliers at all (`visible_to`); their contacts stay internal should that ever change.
+        pm_only_fields = ["vat_id", "contact_name", "contact_email"]
 
 
-class PurchaseOrderLineSerializer(serializers.ModelSerializer):
+class PurchaseOrderLineSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     part = VisiblePrimaryKeyField(Part)
     part_mpn = serializers.CharField(source="part.mpn", read_only=True)
     part_name = serializers.CharField(source="part.name", read_only=True)
@@ -78,9 +82,10 @@ class PurchaseOrderLineSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["id", "purchase_order", "quantity_received", "remaining"]
         extra_kwargs = {"quantity": {"min_value": 1}, "unit_price": {"min_value": Decimal("0")}}
+        pm_only_fields = ["unit_price"]
 
 
-class PurchaseOrderSerializer(serializers.ModelSerializer):
+class PurchaseOrderSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     supplier = VisiblePrimaryKeyField(Supplier)
     supplier_name = serializers.CharField(source="supplier.name", read_only=True)
     supplier_country = serializers.CharField(source="supplier.country", read_only=True)
@@ -105,6 +110,15 @@ class PurchaseOrderSerializer(serializers.ModelSerializer):
             "lines",
         ]
         read_only_fields = ["id", "number", "status", "non_eu_override_reason", "sent_at", "created_at"]
+        # A partner gets the PO as a delivery note: its number, status, parts and quantities.
+        pm_only_fields = [
+            "supplier",
+            "supplier_name",
+            "supplier_country",
+            "currency",
+            "non_eu_override_reason",
+            "notes",
+        ]
 
 
 class POSendSerializer(serializers.Serializer):
@@ -150,7 +164,7 @@ class ReceiveSerializer(serializers.Serializer):
         return attrs
 
 
-class BatchLotSerializer(serializers.ModelSerializer):
+class BatchLotSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     part_mpn = serializers.CharField(source="part.mpn", read_only=True)
     supplier_name = serializers.CharField(source="supplier.name", read_only=True)
     component_count = serializers.IntegerField(read_only=True)
@@ -169,9 +183,10 @@ class BatchLotSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = fields
+        pm_only_fields = ["supplier_name"]
 
 
-class ComponentSerializer(serializers.ModelSerializer):
+class ComponentSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     part_mpn = serializers.CharField(source="part.mpn", read_only=True)
     lot_code = serializers.CharField(source="lot.lot_code", read_only=True)
     purchase_order = serializers.CharField(source="po_line.purchase_order.number", read_only=True)
@@ -196,6 +211,8 @@ class ComponentSerializer(serializers.ModelSerializer):
             "received_at",
         ]
         read_only_fields = fields
+        # The PO number is the partner's delivery reference (components are never a customer's rows).
+        pm_only_fields = ["supplier_name"]
 
 
 class StockMovementSerializer(serializers.ModelSerializer):

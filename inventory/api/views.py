@@ -202,7 +202,8 @@ class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
                     "line_received": receipt.line.quantity_received,
                     "line_quantity": receipt.line.quantity,
                     "serials": [component.serial for component in receipt.components],
-                }
+                },
+                context=self.get_serializer_context(),
             ).data,
             status=201,
         )

@@ -19,7 +19,7 @@ from orders.models import (
     ServerConfiguration,
     Workload,
 )
-from werkbank.api.serializers import VisiblePrimaryKeyField
+from werkbank.api.serializers import AudienceFieldsMixin, VisiblePrimaryKeyField
 from werkbank.models import Organization
 
 
@@ -70,7 +70,7 @@ class ServerConfigurationSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class OrderSerializer(serializers.ModelSerializer):
+class OrderSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     customer = VisiblePrimaryKeyField(Organization)
     configuration = VisiblePrimaryKeyField(ServerConfiguration)
     customer_name = serializers.CharField(source="customer.name", read_only=True)
@@ -114,6 +114,8 @@ class OrderSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         extra_kwargs = {"server_count": {"min_value": 1}, "spare_percent": {"max_value": 100}}
+        # Why a PM overrode the gate, the PMs' notes, the POs and the PM workflow stay internal.
+        pm_only_fields = ["approval_override_reason", "purchase_orders", "notes", "allowed_transitions"]
 
     def get_allowed_transitions(self, order: Order) -> list[str]:
         from orders.choices import TRANSITIONS
@@ -213,7 +215,7 @@ class ROIResultSerializer(serializers.Serializer):
     cashflows = serializers.ListField(child=serializers.FloatField())
 
 
-class ROIAssessmentSerializer(serializers.ModelSerializer):
+class ROIAssessmentSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     order_reference = serializers.CharField(source="order.reference", read_only=True)
 
@@ -241,6 +243,7 @@ class ROIAssessmentSerializer(serializers.ModelSerializer):
             "buy_vs_rent_breakeven_utilization",
         ]
         read_only_fields = fields
+        pm_only_fields = ["note", "created_by"]
 
 
 class WorkloadSerializer(serializers.ModelSerializer):
@@ -303,10 +306,13 @@ class GateCheckSerializer(serializers.Serializer):
     numbers = serializers.DictField()
 
 
-class ApprovalChecksSerializer(serializers.Serializer):
+class ApprovalChecksSerializer(AudienceFieldsMixin, serializers.Serializer):
     approvable = serializers.BooleanField()
     override_reason = serializers.CharField()
     checks = GateCheckSerializer(many=True)
+
+    class Meta:
+        pm_only_fields = ["override_reason"]
 
 
 class TransitionCheckSerializer(serializers.Serializer):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
@@ -32,7 +31,7 @@ from orders.api.serializers import (
 from orders.choices import REASON_REQUIRED
 from orders.filters import OrderFilter, ROIAssessmentFilter, ServerConfigurationFilter
 from orders.models import Order, ROIAssessment, ServerConfiguration, Workload
-from orders.selectors import approval_checks, order_sizing, transition_checks
+from orders.selectors import approval_checks, order_events, order_sizing, transition_checks
 from orders.services import (
     TRANSITION_SERVICES,
     configuration_create,
@@ -46,7 +45,7 @@ from orders.services import (
 from werkbank.access import is_pm
 from werkbank.api.serializers import AuditEventSerializer
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet
-from werkbank.models import AuditEvent
+from werkbank.audiences import audiences_of
 
 
 def _lines(validated: dict[str, Any]) -> list[tuple[Any, int]] | None:
@@ -130,8 +129,8 @@ class OrderViewSet(ScopedViewSet):
     @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
     def events(self, request: Request, pk: str | None = None) -> Response:
         order = self.get_object()
-        events: QuerySet = AuditEvent.objects.for_object(order).select_related("actor")
-        return Response(AuditEventSerializer(events, many=True).data)
+        events = order_events(order=order, audiences=audiences_of(request.user))
+        return Response(AuditEventSerializer(events, many=True, context={"request": request}).data)
 
     @extend_schema(
         methods=["GET"],
@@ -156,13 +155,18 @@ class OrderViewSet(ScopedViewSet):
         if request.method == "GET":
             return Response(
                 ROIAssessmentSerializer(
-                    order.roi_assessments.select_related("created_by", "order"), many=True
+                    order.roi_assessments.select_related("created_by", "order"),
+                    many=True,
+                    context={"request": request},
                 ).data
             )
         payload = ROIInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         assessment = roi_assess(order=order, actor=request.user, **payload.validated_data)
-        return Response(ROIAssessmentSerializer(assessment).data, status=status.HTTP_201_CREATED)
+        return Response(
+            ROIAssessmentSerializer(assessment, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
     @extend_schema(
         methods=["GET"], responses={200: WorkloadWithSizingSerializer}, summary="Workload and VRAM sizing."
@@ -198,11 +202,14 @@ class OrderViewSet(ScopedViewSet):
         order = self.get_object()
         checks = approval_checks(order=order)
         return Response(
-            {
-                "approvable": all(check.ok for check in checks),
-                "override_reason": order.approval_override_reason,
-                "checks": [asdict(check) for check in checks],
-            }
+            ApprovalChecksSerializer(
+                {
+                    "approvable": all(check.ok for check in checks),
+                    "override_reason": order.approval_override_reason,
+                    "checks": [asdict(check) for check in checks],
+                },
+                context={"request": request},
+            ).data
         )
 
     @extend_schema(

@@ -447,8 +447,7 @@ def test_findings_list_filters_and_scopes(gate):
         "message": LINK_FAIL["message"],
         "evidence": {},
         "rule_version": "test-1",
-        "waived": True,
-        "waived_by": "pm",
+        "waived": True,  # that, when and why; not the PM's login (werkbank/audiences.py)
         "waived_at": row["waived_at"],
         "waiver_reason": "Riser re-seated; rerun not needed",
     }
@@ -461,7 +460,8 @@ def test_findings_list_query_count_does_not_grow_with_the_rows(gate, django_asse
     client = api_client(gate.t.user_a)
     client.get("/api/v1/burnin/findings/")  # warm the caches (content types, the user's groups)
 
-    with django_assert_num_queries(2):  # the count and the page, with servers and waivers joined
+    # The count and the page, with servers and waivers joined, and the caller's organization kinds.
+    with django_assert_num_queries(3):
         response = client.get("/api/v1/burnin/findings/")
     assert len(response.json()["results"]) == 6
 

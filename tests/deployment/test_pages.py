@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from builds.choices import ServerStatus
-from deployment.models import ServerNetwork
+from deployment.models import RackPlacement, ServerNetwork
 from tests.deployment.rack_world import BMC_PASSWORD, BMC_USERNAME, make_rack_world
 from werkbank.models import AuditEvent
 
@@ -166,6 +166,16 @@ def test_the_server_page_shows_placement_power_network_and_listing_history(world
     b_page = _client(tenants.user_b).get(f"/deployment/servers/{world.server_b.pk}/").content.decode()
     assert '<dd id="bmc-credentials">' not in b_page and "No network record yet" in b_page
     assert "has no network record" in b_page  # the deploy check
+
+
+def test_the_power_override_reason_is_on_the_pms_page_only(world, tenants):
+    # Why a PM let a circuit run hot is an internal note (werkbank/audiences.py).
+    RackPlacement.objects.filter(server=world.server_a).update(power_override_reason="Colo lets us run hot")
+    url = f"/deployment/servers/{world.server_a.pk}/"
+    assert "Colo lets us run hot" in _client(tenants.pm).get(url).content.decode()
+    for user in (tenants.user_a, tenants.user_p):
+        page = _client(user).get(url)
+        assert page.status_code == 200 and "Colo lets us run hot" not in page.content.decode()
 
 
 def test_the_bmc_secret_appears_on_no_page(world, tenants):

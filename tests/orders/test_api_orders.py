@@ -147,6 +147,12 @@ def test_customer_sees_own_order_timeline(tenants, django_capture_on_commit_call
     api_client(tenants.pm).post(f"/api/v1/orders/{order.pk}/submit/", {"note": "ready"}, format="json")
     response = api_client(tenants.user_a).get(f"/api/v1/orders/{order.pk}/events/")
     assert response.status_code == 200
-    assert [(event["verb"], event["actor"], event["note"]) for event in response.json()] == [
+    # The status change, without the PM's note or login (werkbank/audiences.py).
+    assert [(event["verb"], event["after"]) for event in response.json()] == [
+        ("order.submit", {"status": "roi_review"})
+    ]
+    assert "actor" not in response.json()[0] and "note" not in response.json()[0]
+    pm_view = api_client(tenants.pm).get(f"/api/v1/orders/{order.pk}/events/").json()
+    assert [(event["verb"], event["actor"], event["note"]) for event in pm_view] == [
         ("order.submit", "pm", "ready")
     ]
