@@ -29,6 +29,8 @@ from werkbank.files import save_with_file
 
 #: What a bench photo may be, by its decoded content; the stored file is re-encoded in the same format.
 PHOTO_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png"}
+#: What Pillow may call a JPEG it opened: a multi-picture JPEG is "MPO"; its first picture is kept.
+DECODED_AS = {"JPEG": "JPEG", "MPO": "JPEG", "PNG": "PNG"}
 ACCEPTED = "a JPEG or PNG image"
 HEIC_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1"}
 JPEG_QUALITY = 90
@@ -64,7 +66,7 @@ def photo_check(data: bytes, *, field: str = "photo", which: str = "") -> Checke
         raise _refused(
             field,
             which,
-            f"is a HEIC image; Werkbank accepts only {ACCEPTED} (set the camera to 'Most Compatible', "
+            f"has a HEIC header; Werkbank accepts only {ACCEPTED} (set the camera to 'Most Compatible', "
             "or export the photo as JPEG).",
         )
     max_pixels = settings.WERKBANK_MAX_PHOTO_PIXELS
@@ -95,10 +97,10 @@ def photo_check(data: bytes, *, field: str = "photo", which: str = "") -> Checke
             which,
             f"has {extra:,} bytes after the end of its image data; only the image itself is accepted.",
         )
-    content_type = PHOTO_FORMATS[source_format]
+    stored_format = DECODED_AS[source_format]
     return CheckedPhoto(
-        content_type=content_type,
-        data=_reencode(upright, source_format),
+        content_type=PHOTO_FORMATS[stored_format],
+        data=_reencode(upright, stored_format),
         width=upright.width,
         height=upright.height,
     )
@@ -108,7 +110,13 @@ def _image_end(data: bytes, source_format: str) -> int:
     """Where the image data ends, by the file's structure (trailing zero bytes, as some cameras pad, count
     as part of it). Pillow stops reading at the end of the image: whatever follows (a web page, a script,
     an archive) would pass a decode, so it is measured here and refused."""
-    end = _png_end(data) if source_format == "PNG" else _jpeg_end(data)
+    if source_format == "PNG":
+        end = _png_end(data)
+    else:
+        end = _jpeg_end(data)
+        # A multi-picture JPEG (MPO: a phone's depth map, a stereo pair) is JPEG frames one after another.
+        while source_format == "MPO" and data[end : end + 2] == b"\xff\xd8":
+            end += _jpeg_end(data[end:])
     return len(data) if not data[end:].strip(b"\x00") else end
 
 
@@ -164,7 +172,7 @@ def _reencode(image: Image.Image, source_format: str) -> bytes:
             image = image.convert("RGB")
         image.save(out, format="JPEG", quality=JPEG_QUALITY)
     else:
-        if image.mode not in {"1", "L", "LA", "RGB", "RGBA", "I", "I;16"}:
+        if image.mode not in {"1", "L", "LA", "RGB", "RGBA", "I;16"}:
             image = image.convert(
                 "RGBA" if "transparency" in image.info or image.mode.endswith("A") else "RGB"
             )

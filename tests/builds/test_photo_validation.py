@@ -96,11 +96,11 @@ REFUSED = {
         "has 94 bytes after the end of its image",
     ),
     "elf_as_heic": (ELF, "IMG_0001.HEIC", "image/heic", "is not a JPEG or PNG image"),
-    "heic": (
-        b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64,
+    "elf_behind_a_heic_header": (
+        b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + ELF,
         "IMG_0002.HEIC",
         "image/heic",
-        "is a HEIC image; Werkbank accepts only a JPEG or PNG image",
+        "has a HEIC header; Werkbank accepts only a JPEG or PNG image",
     ),
     "truncated_jpeg": (_noise("JPEG")[:-400], "cut.jpg", "image/jpeg", "is not a JPEG or PNG image"),
     "truncated_png": (_noise("PNG")[:-400], "cut.png", "image/png", "is not a JPEG or PNG image"),
@@ -208,3 +208,22 @@ def test_the_pixel_limit_is_a_setting(bench, settings, _media, django_capture_on
     image.crop((0, 0, 10, 10)).save(out, format="PNG")
     accepted = _api_upload(bench, out.getvalue(), "b.png", "image/png", django_capture_on_commit_callbacks)
     assert accepted.status_code == 201
+
+
+def test_a_multi_picture_jpeg_is_a_photo_and_only_its_first_picture_is_stored(
+    bench, _media, django_capture_on_commit_callbacks
+):
+    """Some phones write MPO (JPEG pictures one after another): accepted; anything after the last is not."""
+    first, second = Image.new("RGB", (16, 8), (0, 0, 250)), Image.new("RGB", (8, 16), (250, 0, 0))
+    out = io.BytesIO()
+    first.save(out, format="MPO", save_all=True, append_images=[second])
+
+    tailed = _api_upload(
+        bench, out.getvalue() + POLYGLOT_TAIL, "a.jpg", "image/jpeg", django_capture_on_commit_callbacks
+    )
+    accepted = _api_upload(bench, out.getvalue(), "b.jpg", "image/jpeg", django_capture_on_commit_callbacks)
+
+    assert tailed.status_code == 400 and "after the end of its image" in tailed.json()["photo"][0]
+    assert accepted.status_code == 201, accepted.json()
+    [stored] = _stored(_media)
+    assert pixels(stored)[:2] == ("JPEG", (16, 8))
