@@ -25,7 +25,20 @@ from builds.models import (
     LayoutConnector,
     Server,
 )
-from builds.services import assembly_gaps, server_mark_assembled, server_start_assembly
+from builds.services import (
+    assembly_gaps,
+    checklist_item_add,
+    checklist_item_remove,
+    checklist_item_update,
+    layout_connector_add,
+    layout_connector_remove,
+    layout_connector_update,
+    layout_create,
+    layout_update,
+    server_mark_assembled,
+    server_set_chassis_serial,
+    server_start_assembly,
+)
 from werkbank.access import is_pm
 from werkbank.admin import PMAdmin, ReadOnlyInline, audit_timeline
 
@@ -80,6 +93,13 @@ class ServerAdmin(PMAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # servers come from the order (procurement) or the API
+
+    def save_model(self, request: HttpRequest, obj: Server, form: Any, change: bool) -> None:
+        # The chassis serial is the one editable field: through the service, which audits it.
+        if "chassis_serial" in form.changed_data:
+            server_set_chassis_serial(
+                server=obj, actor=request.user, chassis_serial=form.cleaned_data["chassis_serial"]
+            )
 
     @admin.display(description="Missing before assembled")
     def missing(self, obj: Server) -> str:
@@ -167,6 +187,34 @@ class ChassisLayoutAdmin(PMAdmin):
     list_display = ["chassis", "description", "columns"]
     inlines = [LayoutConnectorInline]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["chassis"] if obj else []
+
+    def save_model(self, request: HttpRequest, obj: ChassisLayout, form: Any, change: bool) -> None:
+        values = {key: form.cleaned_data[key] for key in ("description", "columns")}
+        if change:
+            layout_update(layout=obj, actor=request.user, **values)
+        else:
+            obj.pk = layout_create(actor=request.user, chassis=form.cleaned_data["chassis"], **values).pk
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        formset.save(commit=False)  # sorts the forms into new, changed and deleted; writes nothing
+        layout = ChassisLayout.objects.get(pk=form.instance.pk)
+        for connector in formset.deleted_objects:
+            layout_connector_remove(connector=connector, actor=request.user)
+        for connector, changed in formset.changed_objects:
+            layout_connector_update(
+                connector=connector,
+                actor=request.user,
+                **{name: getattr(connector, name) for name in changed},
+            )
+        for connector in formset.new_objects:
+            layout_connector_add(
+                layout=layout,
+                actor=request.user,
+                **{name: getattr(connector, name) for name in LayoutConnectorInline.fields},
+            )
+
 
 @admin.register(ChecklistItem)
 class ChecklistItemAdmin(PMAdmin):
@@ -175,6 +223,20 @@ class ChecklistItemAdmin(PMAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return is_pm(request.user)
+
+    def save_model(self, request: HttpRequest, obj: ChecklistItem, form: Any, change: bool) -> None:
+        configuration, kind = form.cleaned_data["configuration"], form.cleaned_data["kind"]
+        if change:
+            checklist_item_update(item=obj, actor=request.user, kind=kind, configuration=configuration)
+        else:
+            obj.pk = checklist_item_add(configuration=configuration, actor=request.user, kind=kind).pk
+
+    def delete_model(self, request: HttpRequest, obj: ChecklistItem) -> None:
+        checklist_item_remove(item=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for item in queryset:
+            checklist_item_remove(item=item, actor=request.user)
 
 
 @admin.register(Connector)

@@ -9,7 +9,7 @@ from django import forms
 from django.conf import settings
 
 from builds.choices import BuildStepKind
-from builds.services import detect_image_type
+from builds.services import photo_check
 from werkbank.errors import InvalidInput
 from werkbank.jsonfields import parse_json_object
 
@@ -99,19 +99,21 @@ class PhotosField(forms.FileField):
 def _check_photo(upload: Any) -> None:
     """Refuse what the service would refuse before anything is saved, naming the file for the user.
 
-    builds.services checks again, by the same rule; files are written only after the commit either way.
+    The same check as the API's (`builds.services.photo_check`: decoded in full, bounded in bytes and
+    pixels); the service checks again and stores the re-encoded image. Files are written only after the
+    commit either way.
     """
     limit = settings.WERKBANK_MAX_PHOTO_BYTES
     if upload.size > limit:
         raise forms.ValidationError(
             f"{upload.name} is {upload.size:,} bytes; a photo may have at most {limit:,} bytes."
         )
-    head = upload.read()
+    data = upload.read(limit + 1)
     upload.seek(0)
-    if detect_image_type(head) is None:
-        raise forms.ValidationError(
-            f"{upload.name} is not a JPEG, PNG or HEIC image (checked by its content)."
-        )
+    try:
+        photo_check(data, which=f"{upload.name} ")
+    except InvalidInput as error:
+        raise forms.ValidationError(error.field_message) from error
 
 
 def _json_object(value: str, *, field: str) -> dict[str, Any]:

@@ -67,6 +67,8 @@ class ServerConfigurationAdmin(PMAdmin):
         pass
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        for formset in formsets:
+            formset.save(commit=False)  # writes nothing; the admin's change message needs what it sorts out
         lines = [
             (line_form.cleaned_data["part"], line_form.cleaned_data["quantity"])
             for formset in formsets

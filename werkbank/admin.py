@@ -14,7 +14,14 @@ from django.utils.html import format_html, format_html_join
 from werkbank.access import is_pm
 from werkbank.errors import DomainError
 from werkbank.models import AuditEvent, Membership, Organization
-from werkbank.services import membership_add, membership_remove, organization_create, organization_update
+from werkbank.services import (
+    membership_add,
+    membership_remove,
+    organization_create,
+    organization_update,
+    user_access,
+    user_access_record,
+)
 
 
 class PMAdmin(admin.ModelAdmin):
@@ -149,6 +156,7 @@ class OrganizationAdmin(PMAdmin):
             obj.pk = created.pk
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        formset.save(commit=False)  # sorts the forms into new, changed and deleted; writes nothing
         for inline_form in formset.forms:
             data = getattr(inline_form, "cleaned_data", None)
             if not data or data.get("DELETE") or data.get("id"):
@@ -209,3 +217,16 @@ class WerkbankUserAdmin(UserAdmin):
         if not request.user.is_superuser:
             readonly += ["is_superuser", "user_permissions"]
         return readonly
+
+    # Access changes are audited (issue #16): the access before the save is read from the database in
+    # save_model, and compared once save_related has saved the groups (a many-to-many, saved last).
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        stored = type(obj)._default_manager.filter(pk=obj.pk).first() if change else None
+        request._werkbank_access_before = user_access(stored) if stored is not None else None
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        user_access_record(
+            actor=request.user, user=form.instance, before=getattr(request, "_werkbank_access_before", None)
+        )

@@ -1,4 +1,4 @@
-"""Core services: organizations and memberships."""
+"""Core services: organizations and memberships, and the audit of users' access."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.utils import timezone
 from werkbank.audit import audit
 from werkbank.choices import MembershipRole, OrganizationKind
 from werkbank.errors import InvalidInput
-from werkbank.models import Membership, NumberSequence, Organization
+from werkbank.models import AuditEvent, Membership, NumberSequence, Organization
 
 ORGANIZATION_FIELDS = ("name", "kind", "contact_email", "language")
 
@@ -77,6 +77,41 @@ def membership_remove(*, actor: Any, membership: Membership) -> None:
     username = membership.user.get_username()
     membership.delete()
     audit(actor=actor, verb="membership.remove", obj=organization, before={"user": username})
+
+
+#: What decides a user's access: who may log in, who reaches the admin, who is a PM (a group).
+ACCESS_FIELDS = ("is_active", "is_staff", "is_superuser")
+
+
+def user_access(user: Any) -> dict[str, Any]:
+    """A user's access as an audit row records it: the flags and the sorted group names."""
+    return {
+        **{field: getattr(user, field) for field in ACCESS_FIELDS},
+        "groups": sorted(user.groups.values_list("name", flat=True)),
+    }
+
+
+@transaction.atomic
+def user_access_record(*, actor: Any, user: Any, before: dict[str, Any] | None) -> AuditEvent | None:
+    """Audit a user's creation (`before` None) or a change of their access, as saved by the user admin.
+
+    The admin writes the user and its groups itself (the password form, the group widget); it takes
+    `user_access(user)` before it saves and calls this once the groups are saved too, in the same
+    transaction. A save that changed no access field writes nothing: name and e-mail are not access.
+    """
+    after = user_access(user)
+    if before is None:
+        return audit(actor=actor, verb="user.create", obj=user, after=after)
+    changed = {key: value for key, value in after.items() if before.get(key) != value}
+    if not changed:
+        return None
+    return audit(
+        actor=actor,
+        verb="user.access",
+        obj=user,
+        before={key: before.get(key) for key in changed},
+        after=changed,
+    )
 
 
 def next_reference(prefix: str) -> str:

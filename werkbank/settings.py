@@ -267,8 +267,11 @@ WERKBANK_PM_GROUP = "project-managers"
 WERKBANK_PAYBACK_TARGET_MONTHS = float(os.environ.get("WERKBANK_PAYBACK_TARGET_MONTHS", "36"))
 WERKBANK_PSU_HEADROOM = float(os.environ.get("WERKBANK_PSU_HEADROOM", "0.9"))
 WERKBANK_PSU_EFFICIENCY = float(os.environ.get("WERKBANK_PSU_EFFICIENCY", "0.94"))
-# Bench photos: checked by content (JPEG, PNG, HEIC) and refused above this size.
+# Bench photos: decoded in full (JPEG or PNG; HEIC is refused), refused above this size, and re-encoded
+# before they are stored (builds.services.steps.photo_check).
 WERKBANK_MAX_PHOTO_BYTES = int(os.environ.get("WERKBANK_MAX_PHOTO_BYTES", str(10 * 1024 * 1024)))
+# ...and above this many pixels (width × height), checked from the header before any pixel is decoded.
+WERKBANK_MAX_PHOTO_PIXELS = int(os.environ.get("WERKBANK_MAX_PHOTO_PIXELS", str(50_000_000)))
 # Burn-in reports from the probe: refused above this size uncompressed (a 72 h run of 8 GPUs at 10 s is
 # about 20 MB of JSON); a gzip body is inflated only up to it, so a zip bomb stops there.
 WERKBANK_MAX_REPORT_BYTES = int(os.environ.get("WERKBANK_MAX_REPORT_BYTES", str(200 * 1000 * 1000)))

@@ -329,12 +329,17 @@ class StepLogSerializer(serializers.Serializer):
         required=False,
         default=list,
         max_length=MAX_PHOTOS_PER_STEP,
-        help_text=f"Up to {MAX_PHOTOS_PER_STEP} JPEG, PNG or HEIC photos (multipart)",
+        help_text=f"Up to {MAX_PHOTOS_PER_STEP} JPEG or PNG photos (multipart; HEIC is refused)",
     )
 
 
 class PhotoUploadSerializer(serializers.Serializer):
-    photo = serializers.FileField(help_text="A JPEG, PNG or HEIC image; its content decides, not its name")
+    photo = serializers.FileField(
+        help_text=(
+            "A JPEG or PNG image (HEIC is refused), decoded in full and stored re-encoded; "
+            "its content decides, not its name"
+        )
+    )
     step = VisiblePrimaryKeyField(
         BuildStep, pk_field=serializers.IntegerField(), required=False, allow_null=True, default=None
     )

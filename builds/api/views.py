@@ -335,7 +335,7 @@ class ServerViewSet(
     @extend_schema(
         request={"multipart/form-data": PhotoUploadSerializer},
         responses={201: BuildPhotoSerializer},
-        summary="Upload a bench photo (JPEG, PNG or HEIC by content), optionally for one step.",
+        summary="Upload a bench photo (JPEG or PNG, stored re-encoded), optionally for one step.",
     )
     @action(
         detail=True,

@@ -3,12 +3,22 @@
 Every service is atomic, locks the server it changes, and writes an audit event in the same transaction.
 Callers import from this package; the modules are `servers` (creation, assignment, status transitions),
 `allocation` (setting stock aside for a server, with the same-lot rule), `installation` (scanning serials
-into connectors: install, remove, move), `blacklist` (connectors never to be used again) and `steps`
-(build steps and photos).
+into connectors: install, remove, move), `blacklist` (connectors never to be used again), `steps`
+(build steps and photos) and `catalogue` (chassis layouts and checklists).
 """
 
 from builds.services.allocation import server_allocate
 from builds.services.blacklist import connector_blacklist
+from builds.services.catalogue import (
+    checklist_item_add,
+    checklist_item_remove,
+    checklist_item_update,
+    layout_connector_add,
+    layout_connector_remove,
+    layout_connector_update,
+    layout_create,
+    layout_update,
+)
 from builds.services.installation import (
     UnknownSerial,
     find_component,
@@ -23,19 +33,29 @@ from builds.services.servers import (
     server_mark_assembled,
     server_record_burnin_power,
     server_rename,
+    server_set_chassis_serial,
     server_start_assembly,
     server_transition,
     servers_create_for_order,
 )
-from builds.services.steps import detect_image_type, photo_upload, step_log
+from builds.services.steps import CheckedPhoto, photo_check, photo_upload, step_log
 
 __all__ = [
+    "CheckedPhoto",
     "UnknownSerial",
     "assembly_gaps",
+    "checklist_item_add",
+    "checklist_item_remove",
+    "checklist_item_update",
     "connector_blacklist",
-    "detect_image_type",
     "find_component",
+    "layout_connector_add",
+    "layout_connector_remove",
+    "layout_connector_update",
+    "layout_create",
+    "layout_update",
     "normalize_hostname",
+    "photo_check",
     "photo_upload",
     "server_allocate",
     "server_assign_partner",
@@ -45,6 +65,7 @@ __all__ = [
     "server_record_burnin_power",
     "server_remove",
     "server_rename",
+    "server_set_chassis_serial",
     "server_start_assembly",
     "server_transition",
     "servers_create_for_order",

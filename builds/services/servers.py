@@ -159,6 +159,37 @@ def server_rename(*, server: Server, actor: Any, hostname: str) -> Server:
 
 
 @transaction.atomic
+def server_set_chassis_serial(*, server: Server, actor: Any, chassis_serial: str) -> Server:
+    """Record the serial printed on a server's chassis (the admin's one editable field of a server).
+
+    The serial identifies the machine for the vendor's warranty, so every change is audited. A serial that
+    another server already carries is refused, naming that server.
+    """
+    value = (chassis_serial or "").strip()
+    max_length = Server._meta.get_field("chassis_serial").max_length
+    if len(value) > max_length:
+        raise InvalidInput("chassis_serial", f"has {len(value)} characters; at most {max_length}.")
+    locked = lock_server(server)
+    if value == locked.chassis_serial:
+        return locked
+    if value:
+        taken = Server.objects.filter(chassis_serial=value).exclude(pk=locked.pk).values_list("asset_tag")
+        if taken:
+            raise InvalidInput("chassis_serial", f"{value} is the chassis serial of server {taken[0][0]}.")
+    before = locked.chassis_serial
+    locked.chassis_serial = value
+    locked.save(update_fields=["chassis_serial"])
+    audit(
+        actor=actor,
+        verb="server.chassis_serial",
+        obj=locked,
+        before={"chassis_serial": before},
+        after={"chassis_serial": value},
+    )
+    return locked
+
+
+@transaction.atomic
 def server_record_burnin_power(*, server: Server, actor: Any, gpu_power_w: float | None) -> Server:
     """Keep the GPUs' measured power from the burn-in that passed on the server, where the apps that do not
     read burn-in (deployment's circuit check) find it. Audited as `server.record_burnin_power`."""

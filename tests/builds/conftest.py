@@ -6,6 +6,7 @@ of lot L1, 1 GPU of lot L2, 2 DIMMs and 1 chassis. Customer B's order has one se
 
 from __future__ import annotations
 
+import io
 import struct
 import zlib
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from PIL import Image
 
 from builds.choices import BuildStepKind, ConnectorKind
 from builds.models import (
@@ -174,6 +176,18 @@ JPEG = bytes.fromhex(
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def pixels(data: bytes) -> tuple[str, tuple[int, int], str, bytes]:
+    """What an image shows, whatever its encoding: format, size and its pixels as RGB(A) bytes.
+
+    Stored photos are re-encoded, so tests compare them with the upload by this, not byte for byte. The
+    1×1 test images re-encode without loss (a flat colour survives JPEG at quality 90).
+    """
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+        rgb = image.convert("RGBA" if "A" in image.mode else "RGB")
+        return image.format, image.size, rgb.mode, rgb.tobytes()
 
 
 def png(*, size: int | None = None) -> bytes:

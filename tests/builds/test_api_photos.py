@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from builds.choices import BuildStepKind
 from builds.models import BuildPhoto, BuildStep
-from tests.builds.conftest import JPEG, get, png, post, snapshot
+from tests.builds.conftest import JPEG, get, pixels, png, post, snapshot
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db
@@ -56,14 +56,14 @@ def test_a_real_image_is_stored_under_a_generated_name(bench, _media, committed,
     assert (body["server"], body["content_type"], body["size_bytes"], body["uploaded_by"]) == (
         bench.server.pk,
         content_type,
-        len(data),
+        len(_stored_files(_media)[0].read_bytes()),  # the re-encoded file's size
         "petr",
     )
     photo = BuildPhoto.objects.get(pk=body["id"])
     assert photo.file.name.startswith(f"build-photos/{bench.server.pk}/")
     assert photo.file.name.endswith("." + content_type.split("/")[1])
     assert "IMG_0042" not in photo.file.name and "bench" not in photo.file.name
-    assert [path.read_bytes() for path in _stored_files(_media)] == [data]
+    assert [pixels(path.read_bytes()) for path in _stored_files(_media)] == [pixels(data)]
 
 
 def test_a_text_file_named_jpg_is_a_400(bench, _media, committed):
@@ -71,7 +71,7 @@ def test_a_text_file_named_jpg_is_a_400(bench, _media, committed):
     with committed():
         response = _photo(bench, b"#!/bin/sh\necho not a photo\n", name="photo.jpg")
     assert response.status_code == 400
-    assert "not a JPEG, PNG or HEIC" in response.json()["photo"][0]
+    assert "is not a JPEG or PNG image that decodes in full" in response.json()["photo"][0]
     assert snapshot() == before
     assert _stored_files(_media) == []
 
@@ -101,7 +101,8 @@ def test_download_gives_the_bytes_to_the_bench_only(bench, committed):
     for user in (bench.t.user_p, bench.t.pm):
         response = api_client(user).get(url)
         assert response.status_code == 200
-        assert b"".join(response.streaming_content) == data  # consuming it closes the file
+        # consuming it closes the file; what was stored is the re-encoded image
+        assert b"".join(response.streaming_content) == BuildPhoto.objects.get(pk=photo_id).file.read()
         assert response["Content-Type"] == "image/png"
         assert response["X-Content-Type-Options"] == "nosniff"
         assert response["Content-Disposition"].startswith("attachment;")
@@ -137,7 +138,9 @@ def test_a_step_with_measurements_and_photos(bench, _media, committed):
     assert len(body["photos"]) == 2
     step = BuildStep.objects.get(pk=body["id"])
     assert sorted(step.photos.values_list("content_type", flat=True)) == ["image/jpeg", "image/png"]
-    assert sorted(path.read_bytes() for path in _stored_files(_media)) == sorted([png(), JPEG])
+    assert sorted(pixels(path.read_bytes()) for path in _stored_files(_media)) == sorted(
+        [pixels(png()), pixels(JPEG)]
+    )
 
     listed = get(bench.t.user_p, bench.url("steps/")).json()
     assert [row["id"] for row in listed] == [step.pk]
@@ -198,7 +201,7 @@ def test_a_step_with_a_text_file_named_jpg_leaves_no_file(bench, _media, committ
 
     assert response.status_code == 400
     assert response.json()["photos"] == [
-        "photo 2 of 2 is not a JPEG, PNG or HEIC image (checked by its content)."
+        "photo 2 of 2 is not a JPEG or PNG image that decodes in full (checked by its content)."
     ]
     assert snapshot() == before
     assert len(_stored_files(_media)) == 0

@@ -248,6 +248,7 @@ def test_listings_are_added_through_the_service_and_are_read_only(pm_browser, wo
     assert response.status_code == 302, response.content.decode()[:3000]
     listing = PlatformListing.objects.get(server=world.server_b)
     assert listing.recorded_by == tenants.pm and listing.listed_on is not None
+    assert AuditEvent.objects.for_object(world.server_b).filter(verb="deployment.listing").count() == 1
     page = pm_browser.get(f"/admin/deployment/platformlisting/{listing.pk}/change/").content.decode()
     assert 'name="machine_id"' not in page  # read-only
     edit = pm_browser.post(f"/admin/deployment/platformlisting/{listing.pk}/change/", {"machine_id": "x"})

@@ -165,6 +165,7 @@ def test_roi_assessment_added_in_the_admin_is_computed_by_the_service(pm_browser
     assert response.status_code == 302, response.content.decode()[:3000]
     assessment = order.roi_assessments.get()
     assert (assessment.version, assessment.net_month) == (1, Decimal("2297.59"))
+    assert AuditEvent.objects.filter(verb="order.roi_assess", actor=tenants.pm).count() == 1
 
 
 def test_order_page_shows_what_blocks_the_next_step(pm_browser, tenants):
