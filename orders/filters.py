@@ -7,7 +7,7 @@ from django.db.models import Q, QuerySet
 
 from orders.models import Order, ROIAssessment, ServerConfiguration
 from werkbank.choices import OrganizationKind
-from werkbank.filters import visible_choices
+from werkbank.filters import TimestampFilter, visible_choices
 from werkbank.models import Organization
 
 
@@ -29,8 +29,8 @@ class OrderFilter(django_filters.FilterSet):
     )
     configuration = django_filters.ModelChoiceFilter(queryset=visible_choices(ServerConfiguration))
     status = django_filters.MultipleChoiceFilter(choices=Order._meta.get_field("status").choices)
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    created_after = TimestampFilter(field_name="created_at", lookup_expr="gte")
+    created_before = TimestampFilter(field_name="created_at", lookup_expr="lt")
 
     class Meta:
         model = Order

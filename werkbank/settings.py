@@ -209,6 +209,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Every operation also documents its error answers (400/401/403/404/429, 409 for writes).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "werkbank.api.schema.document_errors",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "orders.choices.OrderStatus",
     },

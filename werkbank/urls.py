@@ -52,3 +52,6 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
 ]
+
+# A path under /api/ that names nothing answers 404 in JSON (found by the API fuzzer, tests/fuzz).
+handler404 = "werkbank.api.not_found.not_found"

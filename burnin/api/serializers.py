@@ -20,7 +20,7 @@ class RunSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     asset_tag = serializers.CharField(source="server.asset_tag", read_only=True)
     hostname = serializers.CharField(source="server.hostname", read_only=True)
     result = EnumField(RunResult, read_only=True)
-    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     findings_fail = serializers.IntegerField(read_only=True)
     findings_warn = serializers.IntegerField(read_only=True)
     findings_info = serializers.IntegerField(read_only=True)
@@ -92,7 +92,7 @@ class RunFindingSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     """A finding as its run lists it; `burnin.api.gate_serializers.FindingSerializer` adds the server."""
 
     severity = EnumField(Severity, read_only=True)
-    waived_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    waived_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = Finding

@@ -49,7 +49,9 @@ class SiteSerializer(serializers.ModelSerializer):
     customer = VisibleObjectField(
         Organization, required=False, allow_null=True, help_text="The customer (customer rooms only)."
     )
-    customer_name = serializers.CharField(source="customer.name", read_only=True, default=None)
+    customer_name = serializers.CharField(
+        source="customer.name", read_only=True, default=None, allow_null=True
+    )
     # Up to 64 characters: the service normalizes (and checks) the ISO code.
     country = serializers.CharField(max_length=64, help_text="ISO 3166-1 alpha-2 code, e.g. BG.")
     rack_count = serializers.IntegerField(read_only=True)

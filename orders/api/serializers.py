@@ -216,7 +216,7 @@ class ROIResultSerializer(serializers.Serializer):
 
 
 class ROIAssessmentSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     order_reference = serializers.CharField(source="order.reference", read_only=True)
 
     class Meta:

@@ -156,3 +156,19 @@ def test_customer_sees_own_order_timeline(tenants, django_capture_on_commit_call
     assert [(event["verb"], event["actor"], event["note"]) for event in pm_view] == [
         ("order.submit", "pm", "ready")
     ]
+
+
+@pytest.mark.parametrize("offset", ["+21:18", "-16:00"])
+def test_a_creation_filter_with_an_offset_no_clock_has_is_a_400(tenants, offset):
+    """Found by the API fuzzer: PostgreSQL refused the offset with an error, which answered 500."""
+    response = api_client(tenants.pm).get(
+        "/api/v1/orders/", {"created_after": f"2026-03-26T08:05:10{offset}"}
+    )
+    assert response.status_code == 400, response.content
+    assert "created_after" in response.json()
+
+
+def test_a_creation_filter_within_fourteen_hours_of_utc_filters(tenants):
+    order = factories.OrderFactory(customer=tenants.customer_a)
+    response = api_client(tenants.pm).get("/api/v1/orders/", {"created_after": "2000-01-01T00:00:00+14:00"})
+    assert [row["id"] for row in response.json()["results"]] == [order.pk]

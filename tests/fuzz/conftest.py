@@ -1,0 +1,43 @@
+"""The world the API fuzzer runs in: every kind of object the API serves, for two customers and two
+partners, so that a fuzzed id names a real object some of the time (see test_schemathesis.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.db.models import Model
+
+from builds.models import Server
+from tests import factories
+from tests.builds.conftest import bench, built  # noqa: F401 - the assembly bench, reused as fixtures
+from tests.conftest import Tenants
+from tests.deployment.rack_world import make_rack_world
+
+
+@dataclass
+class FuzzWorld:
+    t: Tenants
+    objects: list[Model]
+
+
+@pytest.fixture
+def fuzz_world(built: Any, tenants: Tenants) -> FuzzWorld:  # noqa: F811 - `built` is the imported fixture
+    """Partner P's bench (installed GPU, allocation, blacklisted slot, step, photo), a rack with two placed
+    servers and a network record, an order waiting for approval with its ROI, and a burn-in run with a
+    warning and a failure."""
+    rack = make_rack_world(tenants)
+    draft = factories.pass_gate(factories.OrderFactory(customer=tenants.customer_a, server_count=1))
+    passed = factories.OrderFactory(customer=tenants.customer_a, server_count=1)
+    [burned] = factories.make_servers(passed, status="burn_in_failed")
+    Server.objects.filter(pk=burned.pk).update(partner=tenants.partner_p)
+    run = factories.make_burnin_run(
+        burned,
+        stages=[{"name": "gpu-stress", "status": "ok"}, {"name": "nccl", "status": "failed"}],
+        findings=[
+            {"code": "GPU_TEMP_HIGH", "severity": "warn"},
+            {"code": "NCCL_BANDWIDTH_LOW", "severity": "fail"},
+        ],
+    )
+    return FuzzWorld(t=tenants, objects=[draft, rack.rack, run])
