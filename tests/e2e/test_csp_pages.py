@@ -54,7 +54,8 @@ def test_login_page_and_admin_work_under_the_policy(live_server, browser, tenant
     assert browser.execute_script("return getComputedStyle(document.body).backgroundColor") == (
         "rgb(246, 248, 250)"
     )
-    assert browser.execute_script("return getComputedStyle(document.querySelector('.card')).maxWidth") != "none"
+    card_width = browser.execute_script("return getComputedStyle(document.querySelector('.card')).maxWidth")
+    assert card_width == "448px"  # .card.narrow: 28rem
     assert _violations(browser) == []
 
     browser.get(f"{live_server.url}/admin/login/?next=/admin/")
