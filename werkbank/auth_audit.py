@@ -5,6 +5,9 @@ views and the admin's (``login()``/``logout()``/``authenticate()``), and knox's 
 (``knox.views`` sends ``user_logged_in`` and ``user_logged_out``; a failed token login goes through
 ``authenticate()``). The attempted password is never read: only the username, the path and the client
 address are kept.
+
+A login without an HTTP request (the test client's ``login()``/``force_login()``, a shell) is not a
+login anyone made over the network, and leaves no row, as it is not counted toward the lockout either.
 """
 
 from __future__ import annotations
@@ -21,25 +24,32 @@ from werkbank.models import AuditEvent
 from werkbank.security import client_ip
 
 
+def _over_http(request: Any) -> bool:
+    """Whether the signal comes from a request a client sent (a bare HttpRequest has no path)."""
+    return request is not None and bool(getattr(request, "path", ""))
+
+
 def _context(request: Any) -> dict[str, Any]:
-    if request is None:
-        return {"path": "", "ip": None}
-    return {"path": getattr(request, "path", "")[:200], "ip": client_ip(request)}
+    return {"path": request.path[:200], "ip": client_ip(request)}
 
 
 def _audit_login(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+    if not _over_http(request):
+        return
     with transaction.atomic():
         audit(actor=user, verb="login", obj=user, after=_context(request))
 
 
 def _audit_logout(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
-    if user is None or not getattr(user, "pk", None):
-        return  # a logout without a session: nobody to name
+    if user is None or not getattr(user, "pk", None) or not _over_http(request):
+        return  # a logout without a session names nobody
     with transaction.atomic():
         audit(actor=user, verb="logout", obj=user, after=_context(request))
 
 
 def _audit_login_failed(sender: Any, credentials: dict[str, Any], request: Any = None, **kwargs: Any) -> None:
+    if not _over_http(request):
+        return
     User = get_user_model()
     username = str(credentials.get(User.USERNAME_FIELD) or credentials.get("username") or "")[:150]
     user = User._default_manager.filter(**{User.USERNAME_FIELD: username}).first() if username else None

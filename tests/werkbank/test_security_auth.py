@@ -251,3 +251,13 @@ def test_tokens_per_user_are_capped_with_a_clear_409(tenants, settings):
     assert client.post("/api/v1/auth/logout/").status_code == 204
     client.credentials()
     assert client.post("/api/v1/auth/login/", credentials, format="json").status_code == 200
+
+
+def test_a_login_without_an_http_request_is_neither_audited_nor_counted(tenants):
+    """The test client's login() and force_login() (and a shell) send no request a client made."""
+    client = Client()
+    assert client.login(username="alice", password=factories.PASSWORD)
+    client.force_login(tenants.pm)
+    assert not client.login(username="alice", password=WRONG)
+    assert not AuditEvent.objects.filter(verb__in=["login", "login_failed", "logout"]).exists()
+    assert not AccessAttempt.objects.exists()
