@@ -46,6 +46,7 @@ lint: venv
 	$(PY) manage.py makemigrations --check --dry-run
 	WERKBANK_ENV=production SECRET_KEY=lint-only-$$(printf 'x%.0s' {1..60})-Zq7 ALLOWED_HOSTS=werkbank.example \
 		WERKBANK_SECRETS_KEYS=bGludC1vbmx5LWtleS1ub3QtZm9yLXByb2R1Y3Rpb24= \
+		DATABASE_URL=postgres://lint:lint@127.0.0.1:9/lint-never-connected \
 		$(PY) manage.py check --deploy --fail-level WARNING
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 

@@ -15,6 +15,11 @@ class CoreConfig(AppConfig):
     label = "werkbank"
     verbose_name = "Werkbank core"
 
+    def ready(self) -> None:
+        from werkbank import auth_audit
+
+        auth_audit.connect()  # logins, failed logins and logouts leave an AuditEvent
+
 
 def announce_task_mode() -> None:
     """Say once, when a server process starts, where Celery tasks run.

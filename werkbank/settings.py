@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE as _csp_nonce
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -71,6 +72,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's assets as static files: /api/docs/ works offline
+    "axes",  # login lockout (werkbank/security.py); before the core app, whose login audit reads its flag
+    "csp",  # Content-Security-Policy header
     "werkbank.apps.CoreConfig",
     "inventory",
     "orders",
@@ -88,6 +91,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into its 429 answer
 ]
 
 ROOT_URLCONF = "werkbank.urls"
@@ -108,6 +113,11 @@ TEMPLATES = [
     },
 ]
 
+if PRODUCTION and not os.environ.get("DATABASE_URL"):
+    raise ImproperlyConfigured(
+        "DATABASE_URL is required when WERKBANK_ENV=production (postgres://user:password@host:5432/name); "
+        "the SQLite default is for the embedded profile only."
+    )
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{VAR_DIR / 'werkbank.sqlite3'}",
@@ -127,6 +137,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# axes' lockout check first, then the ordinary password check (werkbank/security.py).
+AUTHENTICATION_BACKENDS = [
+    "werkbank.security.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -198,6 +214,8 @@ _token_ttl_hours = int(os.environ.get("API_TOKEN_TTL_HOURS", "720"))
 REST_KNOX = {
     "TOKEN_TTL": timedelta(hours=_token_ttl_hours) if _token_ttl_hours > 0 else None,
     "AUTO_REFRESH": False,
+    # Live tokens per user; a login beyond it answers 409 (werkbank/api/auth.py).
+    "TOKEN_LIMIT_PER_USER": int(os.environ.get("API_TOKENS_PER_USER", "10")),
 }
 
 SPECTACULAR_SETTINGS = {
@@ -216,6 +234,46 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "orders.choices.OrderStatus",
+    },
+}
+
+# /api/schema/ and /api/docs/ answer 404 unless this is on: on in development, off in production.
+WERKBANK_PUBLIC_API_DOCS = _env_bool("WERKBANK_PUBLIC_API_DOCS", not PRODUCTION)
+
+# --- Login lockout (django-axes; werkbank/security.py) ----------------------------------------------------
+# Failed logins are kept in the database, so one limit holds across all web processes without Redis.
+# Counted per username and, separately, per client address: rotating addresses does not help against
+# one account, and rotating usernames does not help from one address.
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_FAILURE_LIMIT = int(os.environ.get("WERKBANK_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("WERKBANK_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "werkbank.security.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_DISABLE_ACCESS_LOG = True  # successful logins and logouts are AuditEvents (werkbank/auth_audit.py)
+AXES_VERBOSE = False  # no start-up banner on every manage.py command; failures and lockouts still log
+# X-Forwarded-For counts only behind this many proxies of our own (0: REMOTE_ADDR, the header ignored).
+WERKBANK_TRUSTED_PROXY_COUNT = int(os.environ.get("WERKBANK_TRUSTED_PROXY_COUNT", "0"))
+AXES_CLIENT_IP_CALLABLE = "werkbank.security.client_ip"
+
+# --- Content-Security-Policy (django-csp 4) -------------------------------------------------------------
+# Scripts and style sheets only from this site, or inline with the response's nonce (the pages' <style>
+# blocks, Swagger UI's start script). Style attributes (the admin's, SVG widths) cannot run code and stay
+# allowed. Nothing may frame the site, and forms post only to it.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", _csp_nonce],
+        "style-src": ["'self'", _csp_nonce],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
     },
 }
 

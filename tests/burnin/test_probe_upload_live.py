@@ -62,6 +62,7 @@ def test_probe_upload_stores_a_report_end_to_end_and_a_second_upload_adds_no_row
 
     # Partner Q's token gets the 404 for P's server, and the probe stops at once with it.
     token_q = _login(live_server.url, rig.t.user_q.username)
+    stored = counts()  # Q's login leaves its own audit row (werkbank/auth_audit.py); the upload none
     refused = _run_probe([*command[:-4], "--token", token_q, "--max-attempts", "3"], env=env, timeout=120)
     assert refused.returncode == 1 and "HTTP 404" in refused.stderr and "retrying" not in refused.stderr
     assert counts() == stored

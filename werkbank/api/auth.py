@@ -1,12 +1,18 @@
 """Token login: username and password in, a token out.
 
-The raw token is shown once; only its digest is kept."""
+The raw token is shown once; knox keeps its SHA-512 digest and its first 15 characters (to find the row).
+Failed logins count toward the lockout shared with the HTML logins (werkbank/security.py): the lockout
+answers 429 through axes' middleware. Each user holds at most REST_KNOX["TOKEN_LIMIT_PER_USER"] live
+tokens; a login beyond that answers 409."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
+from django.db.models import Q
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
+from knox.settings import knox_settings
 from knox.views import LoginView as KnoxLoginView
 from knox.views import LogoutAllView as KnoxLogoutAllView
 from knox.views import LogoutView as KnoxLogoutView
@@ -15,11 +21,8 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 
-
-class LoginThrottle(AnonRateThrottle):
-    rate = "20/min"
+from werkbank.errors import RuleViolation
 
 
 class LoginView(KnoxLoginView):
@@ -27,7 +30,7 @@ class LoginView(KnoxLoginView):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    throttle_classes = [LoginThrottle]
+    throttle_classes: list = []  # the lockout (django-axes) limits logins, shared with the HTML logins
     serializer_class = AuthTokenSerializer
 
     @extend_schema(
@@ -36,13 +39,39 @@ class LoginView(KnoxLoginView):
             200: inline_serializer(
                 "TokenResponse",
                 {"expiry": serializers.DateTimeField(allow_null=True), "token": serializers.CharField()},
-            )
+            ),
+            400: OpenApiResponse(description="Wrong username or password."),
+            409: OpenApiResponse(description="The user already holds the most live tokens allowed."),
+            429: OpenApiResponse(
+                response=inline_serializer(
+                    "LoginLockedOut",
+                    {
+                        "detail": serializers.CharField(),
+                        "code": serializers.CharField(),
+                        "rule": serializers.CharField(),
+                        "retry_after_minutes": serializers.IntegerField(),
+                    },
+                ),
+                description="Too many failed logins for this username or from this address.",
+            ),
         },
     )
     def post(self, request: Request, format: Any = None) -> Response:
-        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
+        # authenticate() gets the HttpRequest: axes marks a locked-out attempt on it, and its middleware
+        # then answers 429 (werkbank.security.lockout_response) instead of this view's 400.
+        serializer = AuthTokenSerializer(data=request.data, context={"request": request._request})
         serializer.is_valid(raise_exception=True)
-        request.user = serializer.validated_data["user"]
+        user = serializer.validated_data["user"]
+        limit = knox_settings.TOKEN_LIMIT_PER_USER
+        if limit is not None:
+            live = user.auth_token_set.filter(Q(expiry__gt=timezone.now()) | Q(expiry__isnull=True))
+            if live.count() >= limit:
+                raise RuleViolation(
+                    f"You already hold {limit} live API tokens, the most allowed. Revoke one with "
+                    "POST /api/v1/auth/logout/ (with that token) or all with /api/v1/auth/logoutall/.",
+                    code="token_limit",
+                )
+        request.user = user
         return super().post(request, format=format)
 
 

@@ -1,0 +1,69 @@
+"""The production profile refuses to start without DATABASE_URL, and publishes no API docs by default
+(issue #16, defects 11 and 13). Each case starts a fresh process: settings are read once, at start."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCTION = {
+    "WERKBANK_ENV": "production",
+    "SECRET_KEY": "test-only-" + "x" * 60,
+    "ALLOWED_HOSTS": "werkbank.example",
+    "WERKBANK_SECRETS_KEYS": "dGVzdC1vbmx5LWtleS1ub3QtZm9yLXByb2R1Y3Rpb24=",
+}
+# Port 9 (discard) on the loopback: nothing answers there, so any connection attempt would fail the run.
+UNREACHABLE_DB = "postgres://werkbank:secret@127.0.0.1:9/werkbank"
+
+
+def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "DEBUG", "WERKBANK_PUBLIC_API_DOCS", "DJANGO_SETTINGS_MODULE"}
+    }
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_without_database_url_refuses_to_start():
+    result = _manage("check", **PRODUCTION)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: DATABASE_URL is required when WERKBANK_ENV=production" in result.stderr
+
+
+def test_production_with_database_url_passes_the_deploy_check_without_connecting():
+    """What `make lint` runs: the deploy check reads settings only, so an unreachable database is fine."""
+    result = _manage(
+        "check", "--deploy", "--fail-level", "WARNING", **PRODUCTION, DATABASE_URL=UNREACHABLE_DB
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_publishes_no_api_docs_unless_told():
+    code = "from django.conf import settings; print(settings.WERKBANK_PUBLIC_API_DOCS)"
+    result = _manage("shell", "--no-imports", "-c", code, **PRODUCTION, DATABASE_URL=UNREACHABLE_DB)
+    assert (result.returncode, result.stdout.strip()) == (0, "False"), result.stderr
+    told = _manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        code,
+        **PRODUCTION,
+        DATABASE_URL=UNREACHABLE_DB,
+        WERKBANK_PUBLIC_API_DOCS="1",
+    )
+    assert told.stdout.strip() == "True", told.stderr
+    development = _manage("shell", "--no-imports", "-c", code, WERKBANK_ENV="development")
+    assert development.stdout.strip() == "True", development.stderr
