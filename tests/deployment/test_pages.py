@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from builds.choices import ServerStatus
+from builds.models import Server
 from deployment.models import RackPlacement, ServerNetwork
 from tests.deployment.rack_world import BMC_PASSWORD, BMC_USERNAME, make_rack_world
 from werkbank.models import AuditEvent
@@ -238,3 +239,15 @@ def test_only_pms_deploy(world, tenants):
 def test_the_bench_page_links_to_the_deployment_page(world, tenants):
     html = _client(tenants.user_p).get(f"/bench/servers/{world.server_a.pk}/").content.decode()
     assert f'href="/deployment/servers/{world.server_a.pk}/" id="deployment-link"' in html
+
+
+def test_a_customer_page_names_neither_the_partner_nor_the_staff(world, tenants):
+    # The role rule (werkbank/audiences.py): a customer never learns who built the server or which staff
+    # login placed it; the builder's side (PMs, the partner) does.
+    url = f"/deployment/servers/{world.server_a.pk}/"
+    partner = Server.objects.get(pk=world.server_a.pk).partner.name
+    placed_by = tenants.pm.get_username()
+    customer_page = _client(tenants.user_a).get(url).content.decode()
+    assert f"built by {partner}" not in customer_page and f" by {placed_by}" not in customer_page
+    builder_page = _client(tenants.user_p).get(url).content.decode()
+    assert f"built by {partner}" in builder_page and f" by {placed_by}" in builder_page
