@@ -8,6 +8,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 
 from orders.choices import (
+    REASON_REQUIRED,
     STATUS_LABELS_DE,
     OrderStatus,
 )
@@ -49,7 +50,9 @@ def order_status_notice_send(*, event_id: int) -> StatusNotice | None:
             "order": order,
             "before": labels.get(event.before.get("status", ""), ""),
             "after": labels[event.after["status"]],
-            "note": event.note,
+            # A rejection's or cancellation's reason is addressed to the customer; any other transition's
+            # note (an override reason, a PM's remark) is internal to the builder (werkbank/audiences.py).
+            "note": event.note if event.verb.removeprefix("order.") in REASON_REQUIRED else "",
             "when": event.created_at,
         }
         with translation.override(language):

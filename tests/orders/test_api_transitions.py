@@ -164,3 +164,21 @@ def test_german_customer_gets_a_german_notice(tenants, django_capture_on_commit_
         api_client(tenants.pm).post(_url(order, "approve"), {}, format="json")
     assert mail.outbox[0].subject == f"[Werkbank] Auftrag {order.reference}: Freigegeben"
     assert "„ROI-Prüfung“ auf „Freigegeben“" in mail.outbox[0].body
+
+
+def test_the_status_mail_carries_a_rejection_reason_but_no_internal_note(
+    tenants, django_capture_on_commit_callbacks
+):
+    """A PM's note on an approval is internal (werkbank/audiences.py); a rejection's reason is not."""
+    approved = factories.pass_gate(factories.OrderFactory(customer=tenants.customer_a, status=S.ROI_REVIEW))
+    rejected = factories.OrderFactory(customer=tenants.customer_a, status=S.ROI_REVIEW)
+    client = api_client(tenants.pm)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(_url(approved, "approve"), {"note": "Margin thin, approved as a favour"}, format="json")
+        client.post(_url(rejected, "reject"), {"reason": "Payback beyond 36 months"}, format="json")
+
+    bodies = {message.subject: message.body for message in mail.outbox}
+    approval = next(body for subject, body in bodies.items() if approved.reference in subject)
+    rejection = next(body for subject, body in bodies.items() if rejected.reference in subject)
+    assert "Margin thin" not in approval and "Note:" not in approval
+    assert "Note: Payback beyond 36 months" in rejection
