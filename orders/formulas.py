@@ -150,7 +150,10 @@ ROI_BOUNDS: dict[str, Bound] = {
     "other_opex_month": Bound(0, 1_000_000, reason="as colo_month"),
     "horizon_months": Bound(1, 600, integer=True, reason="50 years, longer than any server lives"),
     "discount_rate_annual": Bound(
-        -0.99, 100, reason="from −99 % to 10,000 % a year; an IRR in that range can be checked back"
+        0,
+        1,
+        reason="a cost of capital from 0 to 100 % a year; below 0 the NPV of a long horizon grows without "
+        "bound (−50 % over 315 months is 10¹² on a capex of 1)",
     ),
     "residual_value": Bound(0, 10_000_000, reason="as capex"),
     "target_payback_months": Bound(0, 600, low_open=True, reason="as horizon_months"),

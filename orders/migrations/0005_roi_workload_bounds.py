@@ -210,7 +210,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='roiassessment',
-            constraint=models.CheckConstraint(condition=models.Q(('discount_rate_annual__gte', Decimal('-0.99')), ('discount_rate_annual__lte', Decimal('100'))), name='orders_roiassessment_discount_rate_annual_range', violation_error_message='discount_rate_annual must be within [-0.99, 100] (from −99 % to 10,000 % a year; an IRR in that range can be checked back).'),
+            constraint=models.CheckConstraint(condition=models.Q(('discount_rate_annual__gte', Decimal('0')), ('discount_rate_annual__lte', Decimal('1'))), name='orders_roiassessment_discount_rate_annual_range', violation_error_message='discount_rate_annual must be within [0, 1] (a cost of capital from 0 to 100 % a year; below 0 the NPV of a long horizon grows without bound (−50 % over 315 months is 10¹² on a capex of 1)).'),
         ),
         migrations.AddConstraint(
             model_name='roiassessment',

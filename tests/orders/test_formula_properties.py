@@ -6,7 +6,16 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from orders.formulas import PowerInputs, ROIInputs, SizingInputs, power_budget, roi, sizing
+from orders.formulas import (
+    PowerInputs,
+    ROIInputs,
+    SizingInputs,
+    monthly_rate,
+    npv,
+    power_budget,
+    roi,
+    sizing,
+)
 
 fractions = st.floats(min_value=0, max_value=1, allow_nan=False)
 prices = st.floats(min_value=0.01, max_value=20, allow_nan=False)
@@ -54,15 +63,16 @@ def test_payback_does_not_rise_with_price(low, high, utilization):
 def test_npv_is_zero_at_the_irr(utilization, price, horizon):
     result = roi(roi_inputs(utilization=utilization, price_per_gpu_hour=price, horizon_months=horizon))
     assume(result.irr_annual is not None and -0.99 < result.irr_annual < 100)
-    again = roi(
-        roi_inputs(
-            utilization=utilization,
-            price_per_gpu_hour=price,
-            horizon_months=horizon,
-            discount_rate_annual=result.irr_annual,
-        )
+    inputs = roi_inputs(utilization=utilization, price_per_gpu_hour=price, horizon_months=horizon)
+    # The NPV itself, at any IRR (an assessment accepts discount rates of 0–100 % only, ROI_BOUNDS).
+    again = npv(
+        capex=inputs.capex,
+        net_month=result.net_month,
+        months=horizon,
+        rate_monthly=monthly_rate(result.irr_annual),
+        residual=inputs.residual_value,
     )
-    assert again.npv == pytest.approx(0, abs=1e-3 * 100_000)
+    assert again == pytest.approx(0, abs=1e-3 * 100_000)
 
 
 architectures = st.fixed_dictionaries(
