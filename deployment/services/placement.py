@@ -17,7 +17,7 @@ from django.db.models import F
 from builds.models import Server
 from deployment.choices import PLACEMENT_OPEN, RackFace
 from deployment.models import PowerFeed, Rack, RackPlacement
-from deployment.selectors import feed_loads, server_powers
+from deployment.selectors import feed_loads
 from inventory.choices import PartCategory
 from werkbank.access import is_pm
 from werkbank.audit import audit
@@ -192,8 +192,12 @@ def placement_create(
             if other is not None:
                 raise _overlap_refusal(locked_rack, lowest_u, top, other) from None
         raise
-    placement.feeds.set(chosen)
-    power = server_powers([locked], measured={locked.pk: measured_wall_w})[locked.pk]
+    # A new placement has no feeds yet: insert the links at once (`set()` would read them first).
+    RackPlacement.feeds.through.objects.bulk_create(
+        RackPlacement.feeds.through(rackplacement=placement, powerfeed=feed) for feed in chosen
+    )
+    # The circuit check already worked out this server's wall power: every chosen feed lists it.
+    power = next(each for each in loads[0].servers if each.server_id == locked.pk)
     audit(
         actor=actor,
         verb="deployment.place",
