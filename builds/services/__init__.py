@@ -28,6 +28,7 @@ from builds.services.installation import (
 )
 from builds.services.servers import (
     assembly_gaps,
+    lock_server,
     normalize_hostname,
     server_assign_partner,
     server_mark_assembled,
@@ -54,6 +55,7 @@ __all__ = [
     "layout_connector_update",
     "layout_create",
     "layout_update",
+    "lock_server",
     "normalize_hostname",
     "photo_check",
     "photo_upload",

@@ -12,7 +12,6 @@ from typing import Any
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -27,7 +26,7 @@ from burnin.api.gate_serializers import (
 )
 from burnin.models import Finding
 from burnin.services.gate import burnin_gate_state, finding_waive, server_fail_burnin, server_pass_burnin
-from werkbank.access import is_pm
+from werkbank.api.permissions import require_pm
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, VisibleToMixin
 
 
@@ -41,11 +40,6 @@ def pm_action(**options: Any) -> Any:
         pagination_class=None,
         **options,
     )
-
-
-def require_pm(request: Request, message: str) -> None:
-    if not is_pm(request.user):
-        raise PermissionDenied(message)
 
 
 class FindingViewSet(ScopedReadOnlyViewSet):

@@ -16,7 +16,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -64,17 +63,12 @@ from deployment.services import (
     site_create,
     site_update,
 )
-from werkbank.access import is_pm
+from werkbank.api.permissions import require_pm
 from werkbank.api.viewsets import ScopedViewSet, VisibleToMixin
 from werkbank.errors import InvalidInput, RuleViolation
 
 CONFLICT = OpenApiResponse(description="A business rule refuses it: `missing` says what is needed.")
 UNKNOWN = OpenApiResponse(description="Not found, or an id in the body the caller may not see (names it).")
-
-
-def require_pm(request: Request, message: str) -> None:
-    if not is_pm(request.user):
-        raise PermissionDenied(message)
 
 
 class _Refetch:

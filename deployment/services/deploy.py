@@ -8,7 +8,7 @@ from django.db import transaction
 
 from builds.choices import ServerStatus
 from builds.models import Server
-from builds.services import server_transition
+from builds.services import lock_server, server_transition
 from deployment.models import RackPlacement
 from deployment.selectors import deploy_missing
 from werkbank.audit import audit
@@ -20,7 +20,7 @@ def server_deploy(*, server: Server, actor: Any, note: str = "") -> Server:
     """Deploy a server: refused (409, everything missing at once) unless it has passed burn-in, has a rack
     placement and a network record. Moves through the builds transition (`server.deploy`) and audits
     `deployment.deploy` with where it went."""
-    locked = Server.objects.select_for_update(of=("self",)).get(pk=server.pk)
+    locked = lock_server(server)
     missing = deploy_missing(server=locked)  # none for a deployed server: the transition map refuses it
     if missing:
         raise RuleViolation(

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from builds.models import Server
-from builds.services import server_rename
+from builds.services import lock_server, server_rename
 from deployment.models import ServerNetwork
 from werkbank.audit import audit
 from werkbank.errors import InvalidInput, RuleViolation
@@ -92,7 +92,7 @@ def network_set(
     if clear_bmc_credentials and (bmc_username or bmc_password):
         raise InvalidInput("clear_bmc_credentials", "clear the credentials or set new ones, not both.")
 
-    locked = Server.objects.select_for_update(of=("self",)).get(pk=server.pk)
+    locked = lock_server(server)
     if hostname is not None:
         locked = server_rename(server=locked, actor=actor, hostname=hostname)
     taken = _taken(server=locked, management_ip=management_ip, bmc_ip=bmc_ip, bmc_mac=bmc_mac)

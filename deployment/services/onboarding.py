@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from builds.models import Server
+from builds.services import lock_server
 from deployment.choices import DEPLOYED_OR_LATER, Platform, Verification
 from deployment.models import PlatformListing
 from deployment.selectors import current_listing
@@ -73,7 +74,7 @@ def listing_record(
         raise InvalidInput("machine_id", f"a listing on {Platform(platform).label} needs its machine id.")
     reliability_value = _reliability(reliability)
 
-    locked = Server.objects.select_for_update(of=("self",)).get(pk=server.pk)
+    locked = lock_server(server)
     if locked.status not in DEPLOYED_OR_LATER:
         raise RuleViolation(
             f"Server {locked.hostname} is {locked.get_status_display().lower()}; only a deployed server is "

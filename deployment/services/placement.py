@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from builds.models import Server
+from builds.services import lock_server
 from deployment.choices import PLACEMENT_OPEN, RackFace
 from deployment.models import PowerFeed, Rack, RackPlacement
 from deployment.selectors import feed_loads
@@ -229,7 +230,7 @@ def placement_create(
 def placement_remove(*, placement: RackPlacement, actor: Any, reason: str = "") -> None:
     """Take a server that is not deployed yet out of its rack (a plan changed); audited on the server."""
     rack = Rack.objects.select_for_update(of=("self",)).get(pk=placement.rack_id)
-    locked = Server.objects.select_for_update(of=("self",)).get(pk=placement.server_id)
+    locked = lock_server(placement.server)
     if locked.status not in PLACEMENT_OPEN:
         raise RuleViolation(
             f"Server {locked.hostname} is {locked.get_status_display().lower()}; its placement is part "

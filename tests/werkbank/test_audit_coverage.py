@@ -220,6 +220,7 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "builds.services:UnknownSerial": exempt("an exception class"),
     "builds.services:assembly_gaps": exempt("a read: what a server misses before it is assembled"),
     "builds.services:find_component": exempt("a read: a component by its scanned serial"),
+    "builds.services:lock_server": exempt("locks a server row for the calling service, which audits"),
     "builds.services:normalize_hostname": exempt("a pure check of a hostname"),
     "builds.services:photo_check": exempt("a pure check: decodes and re-encodes a photo, stores nothing"),
     "builds.services:photo_upload": (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from werkbank.access import is_pm
@@ -28,3 +29,10 @@ class PMWritesOthersRead(BasePermission):
 
     def has_object_permission(self, request: Any, view: Any, obj: Any) -> bool:
         return request.method in SAFE_METHODS or is_pm(request.user)
+
+
+def require_pm(request: Any, message: str) -> None:
+    """A 403 saying `message` unless the caller is a PM: for actions whose object the caller may see (the
+    lookup through `visible_to` has already answered 404 to anyone else)."""
+    if not is_pm(request.user):
+        raise PermissionDenied(message)
