@@ -5,15 +5,26 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: venv demo migrate seed test lint bench format clean serve
+.PHONY: venv demo migrate seed test lint bench format clean serve messages
 
-venv: $(VENV)/.installed
+# The German catalogue, compiled from locale/de/LC_MESSAGES/django.po by Babel (pure Python: no gettext
+# tools needed to build). `make messages` collects new strings into the .po file (that needs xgettext).
+MO := locale/de/LC_MESSAGES/django.mo
+
+venv: $(VENV)/.installed $(MO)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
+
+$(MO): locale/de/LC_MESSAGES/django.po $(VENV)/.installed
+	$(VENV)/bin/pybabel -q compile --domain django --directory locale --locale de
+
+messages: venv
+	$(PY) manage.py makemessages --locale de --no-obsolete --no-location --ignore '.venv/*' --ignore 'var/*' --ignore 'probe/*' \
+		--ignore 'tests/*' --ignore 'bench/*' --ignore 'docs/*'
 
 migrate: venv
 	$(PY) manage.py migrate --noinput

@@ -1,4 +1,4 @@
-"""Warranty: handover packs, warranty records and claims (models arrive with their issues)."""
+"""Warranty: handover packs, warranty records and registrations, claims (RMA), expiry notices."""
 
 from django.apps import AppConfig
 

@@ -16,9 +16,10 @@ class CoreConfig(AppConfig):
     verbose_name = "Werkbank core"
 
     def ready(self) -> None:
-        from werkbank import auth_audit
+        from werkbank import auth_audit, i18n
 
         auth_audit.connect()  # logins, failed logins and logouts leave an AuditEvent
+        i18n.connect()  # a login remembers the member's language and roles in the session
 
 
 def announce_task_mode() -> None:

@@ -14,6 +14,7 @@ from deployment.api.elevation import RackElevationFile
 from deployment.api.urls import router as deployment_router
 from inventory.api.urls import router as inventory_router
 from orders.api.urls import router as orders_router
+from warranty.api.urls import router as warranty_router
 from werkbank.api.urls import router as core_router
 from werkbank.views import healthz, home
 
@@ -29,6 +30,7 @@ for app_router in (
     builds_router,
     burnin_router,
     deployment_router,
+    warranty_router,
 ):
     api_router.registry.extend(app_router.registry)
 
@@ -48,6 +50,8 @@ urlpatterns = [
     path("bench/", include("builds.urls")),
     path("burnin/", include("burnin.urls")),
     path("deployment/", include("deployment.urls")),
+    path("portal/", include("portal.urls")),
+    path("i18n/", include("django.conf.urls.i18n")),  # the frame's language switch (set_language)
     # The admin's login refuses non-staff users; partners (and customers) log in here.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),

@@ -84,4 +84,4 @@ def home(request: HttpRequest) -> HttpResponseRedirect:
     kinds = set(member_organizations(user).values_list("organization__kind", flat=True))
     if OrganizationKind.PARTNER in kinds:
         return HttpResponseRedirect("/bench/")
-    return HttpResponseRedirect("/api/v1/orders/")
+    return HttpResponseRedirect(reverse("portal:orders"))

@@ -1,0 +1,7 @@
+"""The portal's routes under /portal/ (customers), joined from its page modules."""
+
+from portal.views import customer, documents, warranty
+
+app_name = "portal"
+
+urlpatterns = [*customer.urlpatterns, *warranty.urlpatterns, *documents.urlpatterns]

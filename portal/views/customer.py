@@ -1,0 +1,7 @@
+"""Portal pages: customer."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,48 @@
+"""Statuses of the warranty app, with their transitions as data (CONVENTIONS.md §2)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class PackStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+class PackLanguage(models.TextChoices):
+    EN = "en", "English"
+    DE = "de", "Deutsch"
+
+
+class RecordKind(models.TextChoices):
+    SERVER = "server", "Server"
+    COMPONENT = "component", "Component"
+
+
+class ClaimStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    REPLACEMENT_SHIPPED = "replacement_shipped", "Replacement shipped"
+    CLOSED = "closed", "Closed"
+
+
+CLAIM_TRANSITIONS: dict[str, frozenset[str]] = {
+    ClaimStatus.OPEN: frozenset({ClaimStatus.APPROVED, ClaimStatus.REJECTED}),
+    ClaimStatus.APPROVED: frozenset({ClaimStatus.REPLACEMENT_SHIPPED}),
+    ClaimStatus.REJECTED: frozenset(),
+    ClaimStatus.REPLACEMENT_SHIPPED: frozenset({ClaimStatus.CLOSED}),
+    ClaimStatus.CLOSED: frozenset(),
+}
+#: Claims still being handled: a record has at most one of them at a time.
+CLAIM_OPEN = frozenset({ClaimStatus.OPEN, ClaimStatus.APPROVED, ClaimStatus.REPLACEMENT_SHIPPED})
+
+
+class NoticeThreshold(models.IntegerChoices):
+    """Days before a record's end at which its customer is told (one digest e-mail per customer)."""
+
+    DAYS_90 = 90, "90 days"
+    DAYS_30 = 30, "30 days"
