@@ -17,6 +17,7 @@ from axes.helpers import get_client_username
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 
 def client_ip(request: Any) -> str | None:
@@ -42,10 +43,10 @@ def client_ip(request: Any) -> str | None:
 def lockout_rule() -> str:
     """The rule in words, as the lockout answers name it."""
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
-    return (
-        f"{settings.AXES_FAILURE_LIMIT} failed logins for one username, or from one client address, "
-        f"lock logins for that username or address for {minutes} minutes."
-    )
+    return _(
+        "%(limit)s failed logins for one username, or from one client address, lock logins for that "
+        "username or address for %(minutes)s minutes."
+    ) % {"limit": settings.AXES_FAILURE_LIMIT, "minutes": minutes}
 
 
 def lockout_response(

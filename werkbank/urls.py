@@ -16,7 +16,7 @@ from inventory.api.urls import router as inventory_router
 from orders.api.urls import router as orders_router
 from warranty.api.urls import router as warranty_router
 from werkbank.api.urls import router as core_router
-from werkbank.views import healthz, home
+from werkbank.views import LogoutView, healthz, home
 
 admin.site.site_header = "Werkbank"
 admin.site.site_title = "Werkbank"
@@ -54,7 +54,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),  # the frame's language switch (set_language)
     # The admin's login refuses non-staff users; partners (and customers) log in here.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
+    path("accounts/logout/", LogoutView.as_view(), name="logout"),
 ]
 
 # A path under /api/ that names nothing answers 404 in JSON (found by the API fuzzer, tests/fuzz).

@@ -1,4 +1,4 @@
-"""Core views: the health endpoint, and the mixin HTML views use to apply `visible_to`."""
+"""Core views: the health endpoint, the logout page, and the mixin HTML views use to apply `visible_to`."""
 
 from __future__ import annotations
 
@@ -6,16 +6,21 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.db import connection
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponseRedirect, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import resolve_url
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from werkbank.access import is_pm, member_organizations
 from werkbank.choices import OrganizationKind
+from werkbank.i18n import SESSION_LANGUAGE
 
 logger = logging.getLogger(__name__)
 
@@ -85,3 +90,32 @@ def home(request: HttpRequest) -> HttpResponseRedirect:
     if OrganizationKind.PARTNER in kinds:
         return HttpResponseRedirect("/bench/")
     return HttpResponseRedirect(reverse("portal:orders"))
+
+
+class LogoutView(auth_views.LogoutView):
+    """`/accounts/logout/`: a GET shows a page in the frame with a "Log out" button, the POST logs out.
+
+    Django's view answers only POST (a GET that logged out could be set off by any page's `<img>`), so a GET
+    got a 405 with an empty body: a blank page for whoever followed a link or typed the address. The POST
+    lands on the login page saying "You are logged out", in the language the member had: the flushed session
+    gets the organization's language back, so the login page does not switch to English under them.
+    """
+
+    http_method_names = ["get", "post", "options"]
+    template_name = "registration/logout.html"
+    next_page = "login"
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return HttpResponseRedirect(resolve_url(settings.LOGIN_URL))
+        return super().get(request, *args, **kwargs)
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        was_logged_in = request.user.is_authenticated
+        language = request.session.get(SESSION_LANGUAGE)
+        response = super().post(request, *args, **kwargs)
+        if language:
+            request.session[SESSION_LANGUAGE] = language
+        if was_logged_in:
+            messages.success(request, _("You are logged out."))
+        return response

@@ -15,6 +15,7 @@ register = template.Library()
 TONES: dict[str, str] = {
     # done, good
     "approved": "ok",
+    "ok": "ok",  # a burn-in stage that finished
     "burn_in_passed": "ok",
     "passed": "ok",
     "pass": "ok",
