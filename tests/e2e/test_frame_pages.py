@@ -1,4 +1,4 @@
-"""The frame in a real browser: the login page, the bench list and a server, the burn-in page and a rack page,
+"""The frame in a real browser: the login page, the bench list and a server, the burn-in, rack, ROI and logout pages,
 each at 1400 px, on a 390 px phone and in print, with the menu, the language switch and the logout button.
 
 The screenshots go to $WERKBANK_SCREENSHOTS when set (as frame-<page>-<width>.png), else to the test's
@@ -50,6 +50,7 @@ def _shots(browser, folder: Path, name: str) -> None:
 def test_the_pages_in_the_frame_at_two_widths(live_server, browser, tenants, bench_build, tmp_path):
     world = make_rack_world(tenants)
     factories.make_seed003_burnin_run(world.server_a, hours=72)
+    factories.ROIAssessmentFactory(order=world.server_a.order)
     folder = Path(os.environ.get("WERKBANK_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     wait = WebDriverWait(browser, 10)
@@ -66,6 +67,8 @@ def test_the_pages_in_the_frame_at_two_widths(live_server, browser, tenants, ben
         ("bench-server", f"/bench/servers/{bench_build.server.pk}/"),
         ("burnin", f"/burnin/servers/{world.server_a.pk}/"),
         ("rack", f"/deployment/racks/{world.rack.pk}/"),
+        ("roi", f"/pm/orders/{world.server_a.order_id}/roi/"),
+        ("logout", "/accounts/logout/"),
     ]
     for name, path in pages:
         browser.set_window_size(WIDE, 900)
@@ -73,9 +76,11 @@ def test_the_pages_in_the_frame_at_two_widths(live_server, browser, tenants, ben
         menu = browser.find_element(By.CSS_SELECTOR, "header.top nav")
         assert [link.text for link in menu.find_elements(By.TAG_NAME, "a")] == ["Admin", "Bench"], name
         badges = browser.find_elements(By.CSS_SELECTOR, "main .badge")
-        assert badges and all(badge.text.strip()[0] in "✓✕!›·" for badge in badges), name
+        assert bool(badges) == (name != "logout"), name
+        assert all(badge.text.strip()[0] in "✓✕!›·" for badge in badges), name  # a symbol, then the word
         _shots(browser, folder, name)
 
+    browser.get(f"{live_server.url}/deployment/racks/{world.rack.pk}/")
     # The language switch turns the frame to German and back, on the same page.
     reloaded = WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,))
     Select(browser.find_element(By.ID, "language-select")).select_by_value("de")
