@@ -30,8 +30,8 @@ FEED_TITLE_H = 22
 FEED_ROW_H = 44
 WIDTH = PAD * 2 + NUMBERS_W * 2 + RAIL * 2 + RACK_W
 
-#: Server status → (fill, stroke). Built on the palette of the other pages (bench/base.html, builds.drawing);
-#: the status is always written out too, so the colour is never the only sign.
+#: Server status → (fill, stroke). Built on the palette of the other pages (the badges of site.css,
+#: builds.drawing); the status is always written out too, so the colour is never the only sign.
 STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "planned": ("#f6f8fa", "#8c959f"),
     "assembling": ("#ddf4ff", "#0969da"),
