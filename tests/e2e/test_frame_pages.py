@@ -1,5 +1,6 @@
-"""The frame in a real browser: the login page, the bench list and a server, the burn-in, rack, ROI and logout pages,
-each at 1400 px, on a 390 px phone and in print, with the menu, the language switch and the logout button.
+"""The frame in a real browser: the login page, the bench list and a server, the burn-in, rack, ROI and
+logout pages, each at 1400 px, on a 390 px phone and in print, with the menu, the language switch and the
+logout button.
 
 The screenshots go to $WERKBANK_SCREENSHOTS when set (as frame-<page>-<width>.png), else to the test's
 temporary folder; a person looks at them when the frame changes.

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.conf import settings
 from django.test import Client
@@ -99,3 +101,24 @@ def test_a_german_member_who_logs_out_lands_on_a_german_login_page(german_partne
     assert response.redirect_chain == [("/accounts/login/", 302)]
     assert '<html lang="de">' in html and "Sie sind abgemeldet." in html
     assert "_auth_user_id" not in client.session
+
+
+def test_the_lockout_speaks_german_on_the_page_and_english_on_the_api(tenants, settings):
+    from axes.utils import reset as axes_reset
+    from rest_framework.test import APIClient
+
+    settings.AXES_FAILURE_LIMIT = 1
+    settings.AXES_COOLOFF_TIME = timedelta(minutes=15)
+    axes_reset()
+    try:
+        wrong = {"username": "petr", "password": "wrong"}
+        page = Client().post("/accounts/login/", wrong, HTTP_ACCEPT_LANGUAGE="de")
+        assert page.status_code == 429
+        html = page.content.decode()
+        assert "<h1>Anmeldung gesperrt</h1>" in html
+        assert "1 fehlgeschlagene Anmeldungen für einen Benutzernamen" in html and "15 Minuten" in html
+        api = APIClient().post("/api/v1/auth/login/", wrong, format="json", HTTP_ACCEPT_LANGUAGE="de")
+        assert api.status_code == 429
+        assert api.json()["rule"].startswith("1 failed logins for one username")
+    finally:
+        axes_reset()
