@@ -48,7 +48,9 @@ def _shots(browser, folder: Path, name: str) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_pages_in_the_frame_at_two_widths(live_server, browser, tenants, bench_build, tmp_path):
+def test_the_pages_in_the_frame_at_two_widths_and_in_print(
+    live_server, browser, tenants, bench_build, tmp_path
+):
     world = make_rack_world(tenants)
     factories.make_seed003_burnin_run(world.server_a, hours=72)
     factories.ROIAssessmentFactory(order=world.server_a.order)
@@ -67,6 +69,8 @@ def test_the_pages_in_the_frame_at_two_widths(live_server, browser, tenants, ben
         ("bench-list", "/bench/"),
         ("bench-server", f"/bench/servers/{bench_build.server.pk}/"),
         ("burnin", f"/burnin/servers/{world.server_a.pk}/"),
+        ("site", f"/deployment/sites/{world.site.pk}/"),
+        ("deployment-server", f"/deployment/servers/{world.server_a.pk}/"),
         ("rack", f"/deployment/racks/{world.rack.pk}/"),
         ("roi", f"/pm/orders/{world.server_a.order_id}/roi/"),
         ("logout", "/accounts/logout/"),
@@ -77,7 +81,7 @@ def test_the_pages_in_the_frame_at_two_widths(live_server, browser, tenants, ben
         menu = browser.find_element(By.CSS_SELECTOR, "header.top nav")
         assert [link.text for link in menu.find_elements(By.TAG_NAME, "a")] == ["Admin", "Bench"], name
         badges = browser.find_elements(By.CSS_SELECTOR, "main .badge")
-        assert bool(badges) == (name != "logout"), name
+        assert bool(badges) == (name not in {"site", "logout"}), name  # these two show no status
         assert all(badge.text.strip()[0] in "✓✕!›·" for badge in badges), name  # a symbol, then the word
         _shots(browser, folder, name)
 
@@ -91,6 +95,8 @@ def test_the_pages_in_the_frame_at_two_widths(live_server, browser, tenants, ben
     assert (
         browser.find_element(By.CSS_SELECTOR, "header.top .tools form:last-child button").text == "Abmelden"
     )
+    screenshot(browser, folder / f"frame-rack-de-{PHONE[0]}.png", width=PHONE[0])
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= PHONE[0]
     Select(browser.find_element(By.ID, "language-select")).select_by_value("en")
     browser.find_element(By.CSS_SELECTOR, "form.language button").click()
     reloaded.until(lambda driver: driver.execute_script("return document.documentElement.lang") == "en")
