@@ -198,3 +198,17 @@ def test_the_status_email_links_to_the_orders_portal_page(
     body = mail.outbox[-1].body
     assert words in body
     assert f"https://werkbank.example/portal/orders/{order.pk}/" in body
+
+
+def test_a_german_customer_reads_the_portal_in_german_until_the_switch_says_english(client, portal_world):
+    w = portal_world
+    w.t.customer_a.language = "de"
+    w.t.customer_a.save(update_fields=["language"])
+    client.post("/accounts/login/", {"username": "alice", "password": factories.PASSWORD})
+    page = client.get(f"/portal/orders/{w.events_order.pk}/").content.decode()
+    assert '<html lang="de">' in page
+    for german in ("Ihre Aufträge", "Was bisher geschah", "Ihr Auftrag wurde freigegeben.", "Freigegeben"):
+        assert german in page, german
+    client.post("/i18n/setlang/", {"language": "en", "next": "/portal/"})
+    page = client.get(f"/portal/orders/{w.events_order.pk}/").content.decode()
+    assert '<html lang="en">' in page and "Your order was approved." in page
