@@ -17,8 +17,8 @@ BLACKLIST_EVIDENCE = "Internal: Petr says the riser was bent by the courier"
 
 
 @pytest.fixture
-def portal_world(audience_world: World) -> World:
-    w = audience_world
+def portal_world(request: pytest.FixtureRequest) -> World:
+    w: World = request.getfixturevalue("audience_world")
     connector_blacklist(
         actor=w.t.user_p,
         connector=w.builds.connector,
