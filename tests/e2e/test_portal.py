@@ -59,6 +59,11 @@ def test_a_customer_follows_an_order_to_a_servers_serials_and_logs_out(live_serv
     }
     assert orders == {w.iso.order_a.reference, w.events_order.reference, w.deployment.ready.order.reference}
     assert w.iso.order_b.reference not in browser.page_source
+    # Keyboard use: Tab reaches the skip link first, and the focus is visible (an outline, not colour alone).
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+    focused = browser.switch_to.active_element
+    assert focused.get_attribute("class") == "skip"
+    assert browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", focused) == "solid"
 
     browser.find_element(By.LINK_TEXT, w.iso.order_a.reference).click()
     wait.until(ec.url_to_be(f"{live_server.url}/portal/orders/{w.iso.order_a.pk}/"))
