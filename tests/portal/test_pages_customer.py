@@ -212,3 +212,11 @@ def test_a_german_customer_reads_the_portal_in_german_until_the_switch_says_engl
     client.post("/i18n/setlang/", {"language": "en", "next": "/portal/"})
     page = client.get(f"/portal/orders/{w.events_order.pk}/").content.decode()
     assert '<html lang="en">' in page and "Your order was approved." in page
+
+
+def test_the_cash_flow_chart_speaks_the_customers_language(client, portal_world):
+    w = portal_world
+    client.force_login(w.t.user_a)
+    client.cookies["django_language"] = "de"
+    page = client.get(f"/portal/orders/{w.iso.order_a.pk}/").content.decode()
+    assert "Break-even im Monat 17" in page and "kumulierter Zahlungsstrom (EUR)" in page
