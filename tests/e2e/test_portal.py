@@ -104,8 +104,12 @@ def test_a_german_customer_reads_the_portal_in_german_and_switches_to_english(li
     screenshot(browser, _shots() / "portal-order-de.png", width=DESKTOP[0])
 
     Select(browser.find_element(By.ID, "language-select")).select_by_value("en")
+    german_page = browser.find_element(By.TAG_NAME, "html")
     browser.find_element(By.CSS_SELECTOR, "form.language button").click()
-    wait.until(lambda driver: driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en")
+    # The switch posts and redirects back: wait for the German document to go, then read the new one.
+    wait.until(ec.staleness_of(german_page))
+    wait.until(lambda driver: driver.execute_script("return document.readyState") == "complete")
+    assert browser.execute_script("return document.documentElement.lang") == "en"
     assert browser.current_url == f"{live_server.url}/portal/orders/{w.events_order.pk}/"
     assert "Your order was approved." in browser.page_source
     assert "What happened" in browser.find_element(By.ID, "timeline-title").text

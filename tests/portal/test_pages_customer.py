@@ -220,3 +220,13 @@ def test_the_cash_flow_chart_speaks_the_customers_language(client, portal_world)
     client.cookies["django_language"] = "de"
     page = client.get(f"/portal/orders/{w.iso.order_a.pk}/").content.decode()
     assert "Break-even im Monat 17" in page and "kumulierter Zahlungsstrom (EUR)" in page
+
+
+def test_a_404_is_a_page_of_the_frame_that_names_nothing(client, portal_world):
+    w = portal_world
+    client.force_login(w.t.user_b)
+    response = client.get(f"/portal/orders/{w.iso.order_a.pk}/")
+    page = response.content.decode()
+    assert response.status_code == 404
+    assert "Not found" in page and 'href="/portal/"' in page  # the frame's menu
+    assert w.iso.order_a.reference not in page
