@@ -23,6 +23,8 @@ USERS = [
     ("pm", "pm@werkbank.example", None, "project manager (admin, API)"),
     ("kentino", "bench@kentino.example", "Kentino Werkstatt", "assembly partner member"),
     ("vastfleet", "ops@vastfleet.example", "Vastfleet Rentals GmbH", "customer member"),
+    ("neoxis", "infra@neoxis.example", "NEOXIS AD", "customer member"),
+    ("inferenzlabor", "it@inferenzlabor.example", "Inferenzlabor Demo GmbH", "customer member"),
 ]
 
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from werkbank.audit import audit
 from werkbank.choices import MembershipRole, OrganizationKind
-from werkbank.errors import InvalidInput
+from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
 from werkbank.models import AuditEvent, Membership, NumberSequence, Organization
 
 ORGANIZATION_FIELDS = ("name", "kind", "contact_email", "language")
@@ -124,3 +124,69 @@ def next_reference(prefix: str) -> str:
     sequence.last_number += 1
     sequence.save(update_fields=["last_number"])
     return f"{prefix}-{year}-{sequence.last_number:04d}"
+
+
+# --- API tokens ------------------------------------------------------------------------------------------
+
+
+def live_api_tokens(*, user: Any) -> Any:
+    """The user's API tokens that have not expired (knox rows), newest first: what the cap of
+    REST_KNOX["TOKEN_LIMIT_PER_USER"] counts."""
+    from django.db.models import Q
+    from knox.models import AuthToken
+
+    return (
+        AuthToken.objects.filter(user=user)
+        .filter(Q(expiry__gt=timezone.now()) | Q(expiry__isnull=True))
+        .order_by("-created", "token_key")
+    )
+
+
+def api_token_limit_check(*, user: Any) -> None:
+    """Refuse (409 `token_limit`) when the user already holds the most live tokens allowed."""
+    from knox.settings import knox_settings
+
+    limit = knox_settings.TOKEN_LIMIT_PER_USER
+    if limit is not None and live_api_tokens(user=user).count() >= limit:
+        raise RuleViolation(
+            f"You already hold {limit} live API tokens, the most allowed. Revoke one with "
+            "POST /api/v1/auth/logout/ (with that token) or all with /api/v1/auth/logoutall/.",
+            code="token_limit",
+        )
+
+
+@transaction.atomic
+def api_token_create(*, user: Any, actor: Any) -> tuple[Any, str]:
+    """Issue an API token for `user` (knox: only its SHA-512 digest and its first characters are stored).
+
+    Returns the row and the raw token, which exists nowhere else: the caller shows it once. The user's row is
+    locked first, so two requests at once cannot both pass the cap.
+    """
+    from django.contrib.auth import get_user_model
+    from knox.models import AuthToken
+
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    api_token_limit_check(user=user)
+    token, raw = AuthToken.objects.create(user=user)
+    # The audit row names the user and the token's public prefix, never the digest or the token.
+    audit(
+        actor=actor,
+        verb="api_token.create",
+        obj=user,
+        after={"token_key": token.token_key, "expiry": token.expiry.isoformat() if token.expiry else None},
+    )
+    return token, raw
+
+
+@transaction.atomic
+def api_token_revoke(*, user: Any, token_key: str, actor: Any) -> None:
+    """Revoke the user's live token with this prefix (404 if the user holds none: another user's token is
+    not theirs to name)."""
+    from knox.models import AuthToken
+
+    token = AuthToken.objects.select_for_update().filter(user=user, token_key=token_key).first()
+    if token is None:
+        raise UnknownObject("token_key", f"you hold no API token {token_key!r}.")
+    before = {"token_key": token.token_key, "expiry": token.expiry.isoformat() if token.expiry else None}
+    token.delete()
+    audit(actor=actor, verb="api_token.revoke", obj=user, before=before)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import translation
 
 from orders.choices import (
@@ -54,6 +56,8 @@ def order_status_notice_send(*, event_id: int) -> StatusNotice | None:
             # note (an override reason, a PM's remark) is internal to the builder (werkbank/audiences.py).
             "note": event.note if event.verb.removeprefix("order.") in REASON_REQUIRED else "",
             "when": event.created_at,
+            # The customer's page of the order in the portal (WERKBANK_PUBLIC_URL is where they reach us).
+            "portal_url": settings.WERKBANK_PUBLIC_URL + reverse("portal:order", args=[order.pk]),
         }
         with translation.override(language):
             subject = render_to_string(f"emails/order_status_subject.{language}.txt", context).strip()

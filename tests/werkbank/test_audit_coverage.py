@@ -151,6 +151,18 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         f"{ADMIN}::test_granting_staff_status_and_the_pm_group_is_audited",
     ),
     "werkbank.services:next_reference": exempt("numbers a new row inside its creating service, which audits"),
+    "werkbank.services:live_api_tokens": exempt("a read: the user's unexpired API tokens"),
+    "werkbank.services:api_token_limit_check": exempt(
+        "a check: refuses a token beyond the cap, writes nothing"
+    ),
+    "werkbank.services:api_token_create": (
+        ("api_token.create",),
+        "tests/portal/test_pages_customer.py::test_a_customer_creates_a_token_sees_it_once_lists_and_revokes_it",
+    ),
+    "werkbank.services:api_token_revoke": (
+        ("api_token.revoke",),
+        "tests/portal/test_pages_customer.py::test_a_customer_creates_a_token_sees_it_once_lists_and_revokes_it",
+    ),
     # inventory
     "inventory.services:part_create": (("part.create",), CORE),
     "inventory.services:part_update": (

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
-from knox.settings import knox_settings
 from knox.views import LoginView as KnoxLoginView
 from knox.views import LogoutAllView as KnoxLogoutAllView
 from knox.views import LogoutView as KnoxLogoutView
@@ -22,7 +19,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from werkbank.errors import RuleViolation
+from werkbank.services import api_token_limit_check
 
 
 class LoginView(KnoxLoginView):
@@ -62,15 +59,7 @@ class LoginView(KnoxLoginView):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request._request})
         serializer.is_valid(raise_exception=True)
         user = serializer.validated_data["user"]
-        limit = knox_settings.TOKEN_LIMIT_PER_USER
-        if limit is not None:
-            live = user.auth_token_set.filter(Q(expiry__gt=timezone.now()) | Q(expiry__isnull=True))
-            if live.count() >= limit:
-                raise RuleViolation(
-                    f"You already hold {limit} live API tokens, the most allowed. Revoke one with "
-                    "POST /api/v1/auth/logout/ (with that token) or all with /api/v1/auth/logoutall/.",
-                    code="token_limit",
-                )
+        api_token_limit_check(user=user)
         request.user = user
         return super().post(request, format=format)
 

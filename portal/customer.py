@@ -1,0 +1,273 @@
+"""What a customer sees in the portal: the rule, and the fields of every portal page, in one place.
+
+The API applies the same rule through `werkbank/audiences.py` (its "Customer" paragraph); this module is its
+twin for the HTML pages under /portal/, and the two must say the same.
+
+Who may open the portal
+    Members of a customer organization, for their own organizations' orders and servers
+    (`visible_to(user, purpose="view")`, narrowed to the customer organizations the user belongs to). A PM
+    has the admin and the PM pages instead, and an assembly partner the bench: for either of them (and for a
+    user who belongs to no customer) every portal page is a 404, as for another customer's order. Anonymous
+    visitors are sent to the login page.
+
+What a customer sees
+    The facts of its own orders and servers: reference, configuration, number of servers, warranty term,
+    status as a progress line, and the date of the last change; the order's timeline, built from the audit
+    events a customer receives (`CUSTOMER_ORDER_VERBS`: the order opened and each status change), told in
+    plain words, with when it happened and nothing of who did it or which service ran; its business case
+    (the ROI assessment that counts: payback, NPV, break-even utilisation, buy-vs-rent, the cash-flow chart;
+    the workload's VRAM sizing; the power budget), which is the customer's own; its servers with their
+    stage; per server the serial numbers by slot (from the active installations), the blacklisted
+    connectors with their reason, the latest burn-in run with its findings (a waived finding shows that it
+    was waived, when, and why), the temperature chart, and the rack placement with the rack's elevation
+    (other tenants' servers in it appear only as "occupied"); its own API tokens.
+
+What a customer never sees
+    The builder's internals: the PM's override reasons (approval, lot, power) and notes (order notes,
+    transition notes, ROI notes), purchase orders (ids or numbers), suppliers and prices paid, the assembly
+    partner (a subcontractor) and the partner's internal notes and evidence, the usernames of the people who
+    did the work (actors, installers, uploaders, waivers), and anything of another customer.
+
+Each page's view builds plain rows with exactly the fields named below (`PAGE_FIELDS`), and its template
+shows only those: no model instance reaches a portal template, so a field added to a model cannot appear
+on a page by accident. tests/portal/test_customer_fields.py renders every page on data full of internal
+values and checks both the rows' fields against this table and the HTML against the internal values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
+#: The fields of each row a portal page shows, by page and row kind. Nothing else reaches a template.
+PAGE_FIELDS: dict[str, frozenset[str]] = {
+    "orders.order": frozenset(
+        {
+            "id",
+            "reference",
+            "configuration",
+            "server_count",
+            "status",
+            "status_label",
+            "stages",
+            "servers_by_stage",
+            "last_change",
+            "url",
+        }
+    ),
+    "order.order": frozenset(
+        {
+            "id",
+            "reference",
+            "configuration",
+            "server_count",
+            "warranty_months",
+            "status",
+            "status_label",
+            "stages",
+            "created_at",
+            "last_change",
+        }
+    ),
+    "order.event": frozenset({"when", "text", "status", "status_label"}),
+    "order.business_case": frozenset(
+        {
+            "version",
+            "currency",
+            "capex",
+            "gpu_count",
+            "price_per_gpu_hour",
+            "utilization",
+            "net_month",
+            "payback_months",
+            "target_payback_months",
+            "horizon_months",
+            "npv",
+            "breakeven_utilization_opex",
+            "breakeven_utilization_target",
+            "buy_vs_rent_breakeven_utilization",
+            "rent_price_per_gpu_hour",
+            "hours_per_month",
+            "breakeven_month",
+            "chart",
+        }
+    ),
+    "order.sizing": frozenset(
+        {
+            "model",
+            "context_tokens",
+            "concurrency",
+            "per_gpu_gb",
+            "gpu_vram_gb",
+            "headroom_gb",
+            "total_gb",
+            "weights_gb",
+            "kv_cache_gb",
+            "fits",
+        }
+    ),
+    "order.power": frozenset(
+        {
+            "load_w",
+            "usable_w",
+            "usable_with_headroom_w",
+            "installed_w",
+            "margin_w",
+            "psu_ok",
+            "wall_w",
+            "circuit_limit_w",
+            "circuit_margin_w",
+            "circuit_ok",
+        }
+    ),
+    "order.server": frozenset({"id", "hostname", "asset_tag", "status", "status_label", "url"}),
+    "server.server": frozenset(
+        {
+            "id",
+            "hostname",
+            "asset_tag",
+            "chassis_serial",
+            "status",
+            "status_label",
+            "order_reference",
+            "order_url",
+        }
+    ),
+    "server.slot": frozenset({"slot", "kind", "category", "manufacturer", "part", "serial"}),
+    "server.blacklist": frozenset({"connector", "reason", "since"}),
+    "server.burnin": frozenset(
+        {"result", "result_label", "started_at", "ended_at", "chart", "incomplete_stages", "findings", "url"}
+    ),
+    "server.finding": frozenset(
+        {"severity", "severity_label", "subject", "message", "waived", "waived_at", "waiver_reason"}
+    ),
+    "server.placement": frozenset(
+        {"site", "country", "rack", "rack_id", "lowest_u", "top_u", "face", "elevation_url"}
+    ),
+    "tokens.token": frozenset({"token_key", "created", "expiry"}),
+}
+
+
+def row(kind: str, /, **values: Any) -> dict[str, Any]:
+    """A page's row with exactly the fields `PAGE_FIELDS[kind]` names: a field missing or left over is a
+    programming error, caught by every test that renders the page."""
+    expected = PAGE_FIELDS[kind]
+    if set(values) != expected:
+        raise ValueError(
+            f"{kind}: fields {sorted(set(values) - expected)} not in PAGE_FIELDS, "
+            f"{sorted(expected - set(values))} missing"
+        )
+    return values
+
+
+#: The order's main line of statuses, the progress line of every order (README.md, Lifecycle).
+ORDER_STAGES: tuple[str, ...] = (
+    "draft",
+    "roi_review",
+    "approved",
+    "procurement",
+    "assembly",
+    "burn_in",
+    "deployment",
+    "handed_over",
+    "closed",
+)
+
+#: Order statuses as a customer reads them.
+ORDER_STATUS_LABELS: dict[str, Any] = {
+    "draft": pgettext_lazy("order status", "Draft"),
+    "roi_review": pgettext_lazy("order status", "ROI review"),
+    "approved": pgettext_lazy("order status", "Approved"),
+    "procurement": pgettext_lazy("order status", "Procurement"),
+    "assembly": pgettext_lazy("order status", "Assembly"),
+    "burn_in": pgettext_lazy("order status", "Burn-in"),
+    "deployment": pgettext_lazy("order status", "Deployment"),
+    "handed_over": pgettext_lazy("order status", "Handed over"),
+    "closed": pgettext_lazy("order status", "Closed"),
+    "rejected": pgettext_lazy("order status", "Rejected"),
+    "cancelled": pgettext_lazy("order status", "Cancelled"),
+}
+
+#: Server statuses as a customer reads them, in the order a server passes them.
+SERVER_STATUS_LABELS: dict[str, Any] = {
+    "planned": pgettext_lazy("server status", "Planned"),
+    "assembling": pgettext_lazy("server status", "Assembling"),
+    "assembled": pgettext_lazy("server status", "Assembled"),
+    "burn_in": pgettext_lazy("server status", "Burn-in"),
+    "burn_in_failed": pgettext_lazy("server status", "Burn-in failed, in rework"),
+    "burn_in_passed": pgettext_lazy("server status", "Burn-in passed"),
+    "deployed": pgettext_lazy("server status", "Deployed"),
+    "handed_over": pgettext_lazy("server status", "Handed over"),
+}
+
+#: What each customer-facing event of an order means, in a customer's words (werkbank.audiences
+#: CUSTOMER_ORDER_VERBS; a test keeps the two in step).
+EVENT_TEXTS: dict[str, Any] = {
+    "order.create": _("We opened your order."),
+    "order.submit": _("Your business case went to review."),
+    "order.approve": _("Your order was approved."),
+    "order.reject": _("Your order was not approved."),
+    "order.procure": _("We ordered the parts for your servers."),
+    "order.start_assembly": _("The parts are in: assembly of your servers began."),
+    "order.start_burn_in": _(
+        "Your servers are assembled and in burn-in (a full-load test of at least 72 h)."
+    ),
+    "order.start_deployment": _("Your servers passed burn-in and are being installed in their racks."),
+    "order.hand_over": _("Your servers were handed over to you."),
+    "order.close": _("Your order was closed."),
+    "order.cancel": _("Your order was cancelled."),
+}
+
+SLOT_KIND_LABELS: dict[str, Any] = {
+    "chassis": _("Chassis"),
+    "board": _("Mainboard"),
+    "cpu_socket": _("CPU socket"),
+    "pcie_slot": _("PCIe slot"),
+    "riser_port": _("Riser port"),
+    "gpu_power": _("GPU power cable"),
+    "dimm_slot": _("DIMM slot"),
+    "nvme_bay": _("NVMe bay"),
+    "psu_bay": _("PSU bay"),
+}
+
+PART_CATEGORY_LABELS: dict[str, Any] = {
+    "gpu": _("GPU"),
+    "cpu": _("CPU"),
+    "memory": _("Memory (DIMM)"),
+    "storage": _("Storage (NVMe)"),
+    "motherboard": _("Mainboard"),
+    "chassis": _("Chassis"),
+    "psu": _("Power supply"),
+    "nic": _("Network card"),
+    "riser": _("Riser / cable"),
+    "cooling": _("Cooling"),
+    "other": _("Other"),
+}
+
+BURNIN_RESULT_LABELS: dict[str, Any] = {
+    "pass": pgettext_lazy("burn-in result", "Passed"),
+    "fail": pgettext_lazy("burn-in result", "Failed"),
+    "incomplete": pgettext_lazy("burn-in result", "Incomplete"),
+}
+
+SEVERITY_LABELS: dict[str, Any] = {
+    "info": pgettext_lazy("finding severity", "Note"),
+    "warn": pgettext_lazy("finding severity", "Warning"),
+    "fail": pgettext_lazy("finding severity", "Fault"),
+}
+
+
+def order_stages(status: str) -> list[dict[str, Any]]:
+    """The progress line of an order: each main-line status as done, current or to come. A rejected or
+    cancelled order has left the line: nothing on it is current."""
+    current = ORDER_STAGES.index(status) if status in ORDER_STAGES else -1
+    return [
+        {
+            "status": stage,
+            "label": ORDER_STATUS_LABELS[stage],
+            "state": "current" if index == current else "done" if index < current else "todo",
+        }
+        for index, stage in enumerate(ORDER_STAGES)
+    ]

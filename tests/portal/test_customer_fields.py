@@ -1,0 +1,296 @@
+"""Every field a customer receives from the portal's pages, listed by hand, and the internals they never show.
+
+The rule is portal/customer.py's docstring (the API's twin is werkbank/audiences.py, tested field by field
+for every API route and role in tests/werkbank/test_audiences.py). Each portal view hands its template plain
+rows, never a model instance: the paths of every key of the view's context (`response.context_data`) must
+be exactly the table below, so a new field fails here until someone writes it in for customers. The pages
+are rendered on a world whose rows carry the builder's internals (override reasons, PM and partner notes,
+purchase orders, suppliers, prices, usernames, another customer's order), and none of them may appear.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import models
+
+from portal.customer import PAGE_FIELDS
+from tests.conftest import api_client
+from tests.portal.conftest import BLACKLIST_EVIDENCE
+from tests.werkbank.test_audiences import key_paths
+
+pytestmark = pytest.mark.django_db
+
+PAGER = {"pager", "pager.next", "pager.num_pages", "pager.number", "pager.previous"}
+STAGES = {"stages", "stages[].label", "stages[].state", "stages[].status"}
+
+
+def _fields(prefix: str, kind: str) -> set[str]:
+    return {prefix, *(f"{prefix}.{name}" for name in PAGE_FIELDS[kind])}
+
+
+#: What each page's view hands its template, key by key. Written out, not derived, except the row fields
+#: named in PAGE_FIELDS (which the views enforce) — and those are listed in full just below the table.
+EXPECTED: dict[str, set[str]] = {
+    "orders": PAGER
+    | {
+        "orders",
+        "orders[].configuration",
+        "orders[].id",
+        "orders[].last_change",
+        "orders[].reference",
+        "orders[].server_count",
+        "orders[].servers_by_stage",
+        "orders[].servers_by_stage[].count",
+        "orders[].servers_by_stage[].label",
+        "orders[].servers_by_stage[].status",
+        "orders[].status",
+        "orders[].status_label",
+        "orders[].url",
+    }
+    | {f"orders[].{path}" for path in STAGES},
+    "order": PAGER
+    | {
+        "order",
+        "order.configuration",
+        "order.created_at",
+        "order.id",
+        "order.last_change",
+        "order.reference",
+        "order.server_count",
+        "order.status",
+        "order.status_label",
+        "order.warranty_months",
+        "events",
+        "events[].when",
+        "events[].text",
+        "events[].status",
+        "events[].status_label",
+        "business_case",
+        "business_case.breakeven_month",
+        "business_case.breakeven_utilization_opex",
+        "business_case.breakeven_utilization_target",
+        "business_case.buy_vs_rent_breakeven_utilization",
+        "business_case.capex",
+        "business_case.chart",
+        "business_case.currency",
+        "business_case.gpu_count",
+        "business_case.horizon_months",
+        "business_case.hours_per_month",
+        "business_case.net_month",
+        "business_case.npv",
+        "business_case.payback_months",
+        "business_case.price_per_gpu_hour",
+        "business_case.rent_price_per_gpu_hour",
+        "business_case.target_payback_months",
+        "business_case.utilization",
+        "business_case.version",
+        "power",
+        "power.circuit_limit_w",
+        "power.circuit_margin_w",
+        "power.circuit_ok",
+        "power.installed_w",
+        "power.load_w",
+        "power.margin_w",
+        "power.psu_ok",
+        "power.usable_w",
+        "power.usable_with_headroom_w",
+        "power.wall_w",
+        "servers",
+        "servers[].asset_tag",
+        "servers[].hostname",
+        "servers[].id",
+        "servers[].status",
+        "servers[].status_label",
+        "servers[].url",
+        "sizing",
+        "sizing.concurrency",
+        "sizing.context_tokens",
+        "sizing.fits",
+        "sizing.gpu_vram_gb",
+        "sizing.headroom_gb",
+        "sizing.kv_cache_gb",
+        "sizing.model",
+        "sizing.per_gpu_gb",
+        "sizing.total_gb",
+        "sizing.weights_gb",
+    }
+    | {f"order.{path}" for path in STAGES},
+    "server": {
+        "server",
+        "server.asset_tag",
+        "server.chassis_serial",
+        "server.hostname",
+        "server.id",
+        "server.order_reference",
+        "server.order_url",
+        "server.status",
+        "server.status_label",
+        "slots",
+        "slots[].category",
+        "slots[].kind",
+        "slots[].manufacturer",
+        "slots[].part",
+        "slots[].serial",
+        "slots[].slot",
+        "blacklist",
+        "blacklist[].connector",
+        "blacklist[].reason",
+        "blacklist[].since",
+        "burnin",
+        "burnin.chart",
+        "burnin.ended_at",
+        "burnin.findings",
+        "burnin.findings[].message",
+        "burnin.findings[].severity",
+        "burnin.findings[].severity_label",
+        "burnin.findings[].subject",
+        "burnin.findings[].waived",
+        "burnin.findings[].waived_at",
+        "burnin.findings[].waiver_reason",
+        "burnin.incomplete_stages",
+        "burnin.result",
+        "burnin.result_label",
+        "burnin.started_at",
+        "burnin.url",
+        "placement",
+        "placement.country",
+        "placement.elevation_url",
+        "placement.face",
+        "placement.lowest_u",
+        "placement.rack",
+        "placement.rack_id",
+        "placement.site",
+        "placement.top_u",
+        "show_documents",
+        "show_warranty",
+    },
+    "tokens": {"limit", "new_token", "tokens", "tokens[].created", "tokens[].expiry", "tokens[].token_key"},
+}
+
+#: Field names the rule keeps from customers (werkbank/audiences.py, "Customer"), as keys anywhere.
+NEVER_FOR_CUSTOMERS = {
+    "notes",
+    "note",
+    "approval_override_reason",
+    "override_reason",
+    "lot_override_reason",
+    "power_override_reason",
+    "purchase_orders",
+    "purchase_order",
+    "supplier",
+    "supplier_name",
+    "list_price",
+    "unit_price",
+    "preferred_supplier",
+    "partner",
+    "partner_name",
+    "evidence",
+    "actor",
+    "created_by",
+    "installed_by",
+    "uploaded_by",
+    "waived_by",
+    "placed_by",
+    "recorded_by",
+    "digest",
+}
+
+
+def _pages(w: Any) -> dict[str, list[str]]:
+    return {
+        "orders": ["/portal/"],
+        "order": [f"/portal/orders/{w.iso.order_a.pk}/", f"/portal/orders/{w.events_order.pk}/"],
+        "server": [f"/portal/servers/{w.builds.server.pk}/", f"/portal/servers/{w.deployment.ready.pk}/"],
+        "tokens": ["/portal/tokens/"],
+    }
+
+
+def _no_model_instances(value: Any, path: str = "") -> list[str]:
+    """Paths at which a model instance (or a queryset) would reach a template."""
+    if isinstance(value, models.Model | models.QuerySet):
+        return [path or "<root>"]
+    if isinstance(value, dict):
+        return [hit for key, item in value.items() for hit in _no_model_instances(item, f"{path}.{key}")]
+    if isinstance(value, list | tuple):
+        return [hit for item in value for hit in _no_model_instances(item, f"{path}[]")]
+    return []
+
+
+def _internal_texts(w: Any) -> list[str]:
+    po = w.iso.po_p
+    return [
+        "Strategic account",  # the PM's approval override reason
+        "PM note",  # transition notes and the ROI note
+        "Internal:",  # order notes, PO notes, the placement's power override reason
+        "discount",
+        BLACKLIST_EVIDENCE,
+        po.number,
+        po.supplier.name,
+        w.t.partner_p.name,  # the subcontractor
+        "petr",  # the partner's username (installer, uploader)
+        w.iso.order_b.reference,  # another customer's order
+        "2400.00",  # the price paid per part
+        "2.400,00",
+    ]
+
+
+def test_the_table_keeps_every_internal_field_out():
+    for page, paths in EXPECTED.items():
+        leaves = {path.rsplit(".", 1)[-1].removesuffix("[]") for path in paths}
+        assert not leaves & NEVER_FOR_CUSTOMERS, (page, sorted(leaves & NEVER_FOR_CUSTOMERS))
+    for kind, names in PAGE_FIELDS.items():
+        assert not names & NEVER_FOR_CUSTOMERS, (kind, sorted(names & NEVER_FOR_CUSTOMERS))
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_each_page_hands_its_template_exactly_the_listed_fields(client, portal_world, language):
+    w = portal_world
+    client.force_login(w.t.user_a)
+    client.cookies["django_language"] = language
+    assert client.post("/portal/tokens/").status_code == 200  # one token to list
+    internal = _internal_texts(w)
+    for page, urls in _pages(w).items():
+        seen: set[str] = set()
+        for url in urls:
+            response = client.get(url)
+            assert response.status_code == 200, url
+            assert not _no_model_instances(response.context_data), (
+                url,
+                _no_model_instances(response.context_data),
+            )
+            seen |= key_paths(response.context_data)
+            html = response.content.decode()
+            leaked = [text for text in internal if text in html]
+            assert not leaked, (url, leaked)
+        assert seen == EXPECTED[page], {
+            "page": page,
+            "unexpected": sorted(seen - EXPECTED[page]),
+            "missing": sorted(EXPECTED[page] - seen),
+        }
+
+
+def test_the_internal_texts_are_there_to_leak(portal_world):
+    """The world really carries the internals the test above looks for (else it would prove nothing)."""
+    from builds.models import ConnectorBlacklist
+    from deployment.models import RackPlacement
+
+    w = portal_world
+    assert w.events_order.approval_override_reason == "Strategic account"
+    assert "Internal:" in w.events_order.notes
+    assert ConnectorBlacklist.objects.get(connector=w.builds.connector).evidence == BLACKLIST_EVIDENCE
+    assert RackPlacement.objects.get(pk=w.deployment.placement.pk).power_override_reason.startswith(
+        "Internal:"
+    )
+    assert w.events_order.purchase_order_links.exists()
+
+
+def test_the_customers_order_list_in_the_api_has_no_override_reason_or_purchase_orders(portal_world):
+    w = portal_world
+    body = api_client(w.t.user_a).get(f"/api/v1/orders/?q={w.events_order.reference}").json()
+    [order] = body["results"]
+    assert "approval_override_reason" not in order and "purchase_orders" not in order
+    assert "notes" not in order
+    pm_view = api_client(w.t.pm).get(f"/api/v1/orders/?q={w.events_order.reference}").json()["results"][0]
+    assert pm_view["approval_override_reason"] == "Strategic account" and pm_view["purchase_orders"]
