@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from csp.constants import NONCE as _csp_nonce
 from django.core.exceptions import ImproperlyConfigured
 
@@ -319,6 +320,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "werkbank.tasks.outbox_sweep_task",
         "schedule": float(WERKBANK_OUTBOX_SWEEP_EVERY_S),
     },
+    # Daily, early in the morning (TIME_ZONE): the warranty expiry digests (90 and 30 days ahead).
+    "warranty.expiry_notify": {
+        "task": "warranty.tasks.warranty_expiry_notify_task",
+        "schedule": crontab(hour=6, minute=15),
+    },
 }
 
 # --- Logging -----------------------------------------------------------------------------------------
@@ -334,6 +340,8 @@ LOGGING = {
 
 # --- Domain settings ---------------------------------------------------------------------------------
 WERKBANK_PM_GROUP = "project-managers"
+# Where customers reach Werkbank, for absolute links in e-mails (the warranty expiry digest's portal link).
+WERKBANK_PUBLIC_URL = os.environ.get("WERKBANK_PUBLIC_URL", "http://127.0.0.1:8000")
 # The approval gate (orders.selectors.approval_checks): payback target, PSU headroom (of the usable DC
 # power), and PSU efficiency (turns the DC load into wall power for the circuit check only).
 WERKBANK_PAYBACK_TARGET_MONTHS = float(os.environ.get("WERKBANK_PAYBACK_TARGET_MONTHS", "36"))
