@@ -86,6 +86,8 @@ def test_one_claim_in_progress_per_record(handed):
         claim_open(record=record, actor=handed.t.pm, description="again")
     assert first.number in refused.value.message
     claim_reject(claim=first, actor=handed.t.pm, note="Within specification")
+    event = AuditEvent.objects.for_object(first).get(verb="warranty.claim_reject")
+    assert event.note == "Within specification" and event.after["status"] == "rejected"
     assert claim_open(record=record, actor=handed.t.user_a, description="now it fails").status == "open"
 
 

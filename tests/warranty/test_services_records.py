@@ -96,6 +96,7 @@ def test_the_order_closes_with_its_last_server(handed, django_capture_on_commit_
     assert order.status == OrderStatus.CLOSED
     verbs = list(AuditEvent.objects.for_object(order).order_by("pk").values_list("verb", flat=True))
     assert verbs[-2:] == ["order.hand_over", "order.close"]
+    assert AuditEvent.objects.for_object(last).filter(verb="server.hand_over").get().note == "All done"
     # customer B's single-server order closed with its server
     handed.server_b.order.refresh_from_db()
     assert handed.server_b.order.status == OrderStatus.CLOSED

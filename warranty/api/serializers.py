@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from inventory.models import Component
 from warranty.models import WarrantyClaim, WarrantyRecord, WarrantyRegistration
+from werkbank.api.serializers import AudienceFieldsMixin
 
 
 class WarrantyRecordSerializer(serializers.ModelSerializer):
@@ -62,7 +63,6 @@ class WarrantyRegistrationSerializer(serializers.ModelSerializer):
         model = WarrantyRegistration
         fields = [
             "id",
-            "allocation",
             "component",
             "serial",
             "server",
@@ -74,7 +74,7 @@ class WarrantyRegistrationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class WarrantyClaimSerializer(serializers.ModelSerializer):
+class WarrantyClaimSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     serial = serializers.CharField(source="record.serial", read_only=True)
     opened_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
@@ -95,6 +95,7 @@ class WarrantyClaimSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
+        pm_only_fields = ["opened_by"]  # a login name (werkbank/audiences.py)
 
 
 class ClaimOpenSerializer(serializers.Serializer):

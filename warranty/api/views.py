@@ -75,6 +75,9 @@ class WarrantyClaimViewSet(
     """Claims (RMA): open → approved or rejected → replacement_shipped → closed, one POST per step."""
 
     queryset = WarrantyClaim.objects.select_related("record", "opened_by")
+    # A customer files claims too: the record's lookup answers 404 to whoever does not see it, and the
+    # decisions say 403 to a member who sees the claim (require_pm).
+    permission_classes = [IsAuthenticated]
     serializer_class = WarrantyClaimSerializer
     filterset_class = WarrantyClaimFilter
     ordering_fields = ["created_at", "number"]
