@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from builds.models import Server
 from builds.services import server_install
 from inventory.models import Component
 from tests.builds.conftest import bench  # noqa: F401  (the fixture)
-from tests.system.conftest import Worker, start_worker, stop_worker
+from tests.system.conftest import Worker, start_worker, stop_worker, wait_for
 from tests.warranty.conftest import INSTALLED
 from warranty.choices import RecordKind
 from warranty.models import WarrantyRecord
@@ -29,15 +28,6 @@ from warranty.tasks import warranty_records_create_task
 pytestmark = [pytest.mark.system, pytest.mark.django_db(transaction=True)]
 
 TASK = warranty_records_create_task.name
-
-
-def _wait_for(condition: Callable[[], bool], *workers: Worker, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            logs = "\n".join(worker.log.read_text() for worker in workers)
-            raise AssertionError(f"timed out; worker logs:\n{logs}")
-        time.sleep(0.1)
 
 
 def _waiting_for_a_lock() -> bool:
@@ -80,7 +70,7 @@ def test_records_task_killed_mid_way_then_run_twice_creates_each_record_once(
         with transaction.atomic():
             Server.objects.select_for_update().get(pk=server.pk)
             warranty_records_create_task.apply_async(kwargs={"server_id": server.pk})
-            _wait_for(_waiting_for_a_lock, first)
+            wait_for(_waiting_for_a_lock, first)
             os.killpg(first.process.pid, signal.SIGKILL)
             first.process.wait(timeout=10)
     finally:
@@ -94,7 +84,7 @@ def test_records_task_killed_mid_way_then_run_twice_creates_each_record_once(
     try:
         for _ in range(2):
             warranty_records_create_task.apply_async(kwargs={"server_id": server.pk})
-        _wait_for(lambda: len(_results(second)) >= 3, second)
+        wait_for(lambda: len(_results(second)) >= 3, second)
     finally:
         stop_worker(second.process)
 

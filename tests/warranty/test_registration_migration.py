@@ -5,13 +5,9 @@ process on a temporary SQLite file, so that the suite's own database is never mi
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.migration_script import run_migration_script
 
 SCRIPT = """
 import json
@@ -69,17 +65,7 @@ print(json.dumps({"rows": rows, "builds_field_gone": "warranty_registered_to" no
 
 
 def test_allocations_registration_moves_to_warranty(tmp_path: Path) -> None:
-    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "WERKBANK_ENV"}}
-    env.update(
-        DJANGO_SETTINGS_MODULE="werkbank.settings",
-        DATABASE_URL=f"sqlite:///{tmp_path / 'registration.sqlite3'}",
-        WERKBANK_VAR_DIR=str(tmp_path / "var"),
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_migration_script(SCRIPT, tmp_path)
     assert result["rows"] == [
         ["G-1", "Alpha Rentals GmbH", "wb-2026-0001-01", True],
         ["G-2", "Alpha Rentals GmbH", "wb-2026-0001-01", True],

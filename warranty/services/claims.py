@@ -105,33 +105,34 @@ def _move(
     return claim
 
 
-@transaction.atomic
-def claim_approve(*, claim: WarrantyClaim, actor: Any, note: str = "") -> WarrantyClaim:
-    """open → approved (a PM): a replacement will be shipped. The note is shown to the customer."""
+def _decide(
+    *, claim: WarrantyClaim, actor: Any, note: str, target: str, verb: str, required: bool
+) -> WarrantyClaim:
     locked = _lock(claim)
-    locked.decision_note = _text(note, field="note", required=False)
+    locked.decision_note = _text(note, field="note", required=required)
     return _move(
         claim=locked,
         actor=actor,
-        target=ClaimStatus.APPROVED,
-        verb="approve",
+        target=target,
+        verb=verb,
         note=locked.decision_note,
         fields=("decision_note",),
     )
 
 
 @transaction.atomic
+def claim_approve(*, claim: WarrantyClaim, actor: Any, note: str = "") -> WarrantyClaim:
+    """open → approved (a PM): a replacement will be shipped. The note is shown to the customer."""
+    return _decide(
+        claim=claim, actor=actor, note=note, target=ClaimStatus.APPROVED, verb="approve", required=False
+    )
+
+
+@transaction.atomic
 def claim_reject(*, claim: WarrantyClaim, actor: Any, note: str) -> WarrantyClaim:
     """open → rejected (a PM), with the reason the customer reads."""
-    locked = _lock(claim)
-    locked.decision_note = _text(note, field="note", required=True)
-    return _move(
-        claim=locked,
-        actor=actor,
-        target=ClaimStatus.REJECTED,
-        verb="reject",
-        note=locked.decision_note,
-        fields=("decision_note",),
+    return _decide(
+        claim=claim, actor=actor, note=note, target=ClaimStatus.REJECTED, verb="reject", required=True
     )
 
 
