@@ -109,6 +109,23 @@ class UnknownSerial(UnknownObject):
         self.serial = serial
 
 
+def _put_in(
+    *, server: Server, connector: Connector, component: Component, actor: Any, why: str = ""
+) -> Installation:
+    """The installation row and the component's move to installed, once the caller has checked the rules."""
+    installation = Installation.objects.create(
+        server=server, connector=connector, component=component, installed_by=user_or_none(actor)
+    )
+    component_move(
+        components=[component],
+        actor=actor,
+        to_status=ComponentStatus.INSTALLED,
+        reason=f"Installed in {server.hostname} {connector.name}{why}",
+        location=f"{server.hostname} {connector.name}",
+    )
+    return installation
+
+
 @transaction.atomic
 def server_install(*, server: Server, actor: Any, component: Component, connector_name: str) -> Installation:
     """Put a component into a named connector, scanner-first. A component in stock is allocated on the way
@@ -141,16 +158,7 @@ def server_install(*, server: Server, actor: Any, component: Component, connecto
             f"{component.serial} is already installed in {current.connector.name}; move it instead.",
             code="component_installed",
         )
-    installation = Installation.objects.create(
-        server=locked_server, connector=connector, component=component, installed_by=user_or_none(actor)
-    )
-    component_move(
-        components=[component],
-        actor=actor,
-        to_status=ComponentStatus.INSTALLED,
-        reason=f"Installed in {locked_server.hostname} {connector.name}",
-        location=f"{locked_server.hostname} {connector.name}",
-    )
+    installation = _put_in(server=locked_server, connector=connector, component=component, actor=actor)
     audit(
         actor=actor,
         verb="server.install",
@@ -290,15 +298,12 @@ def server_swap_component(
             f"Allocated to {locked_server.hostname} as a warranty replacement for {old.component.serial}"
         ),
     )
-    replacement = Installation.objects.create(
-        server=locked_server, connector=old.connector, component=new, installed_by=user_or_none(actor)
-    )
-    component_move(
-        components=[new],
+    replacement = _put_in(
+        server=locked_server,
+        connector=old.connector,
+        component=new,
         actor=actor,
-        to_status=ComponentStatus.INSTALLED,
-        reason=f"Installed in {locked_server.hostname} {old.connector.name} (warranty replacement)",
-        location=f"{locked_server.hostname} {old.connector.name}",
+        why=" (warranty replacement)",
     )
     audit(
         actor=actor,
