@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import ListView
 
+from warranty.choices import CLAIM_OPEN
 from warranty.models import WarrantyRecord
 from warranty.selectors import claims_of, record_for, records_for
 from warranty.services import claim_open
@@ -60,11 +61,16 @@ class WarrantyRecordView(LoginRequiredMixin, View):
 
     def render(self, request: HttpRequest, record: WarrantyRecord, form: ClaimForm, status: int = 200) -> Any:
         today = timezone.localdate()
+        claims = list(claims_of(user=request.user, record=record).select_related("replacement_record"))
         context = {
             "record": record,
-            "claims": claims_of(user=request.user, record=record).select_related("replacement_record"),
+            "claims": claims,
             "form": form,
-            "in_force": record.replaced_at is None and record.end_date >= today,
+            # The form is offered while a claim could be opened: the warranty runs, the serial was not
+            # replaced, and no claim is in progress (the service says the same with a 409).
+            "can_claim": record.replaced_at is None
+            and record.end_date >= today
+            and not any(claim.status in CLAIM_OPEN for claim in claims),
             "today": today,
         }
         return TemplateResponse(request, "portal/warranty_record.html", context, status=status)

@@ -52,6 +52,7 @@ def test_filing_a_claim_and_seeing_its_status(client, handed):
     claim = WarrantyClaim.objects.get(record=record)
     page = client.get(url).content.decode()
     assert claim.number in page and "The fan rattles at full load" in page and 'data-status="open"' in page
+    assert "File a claim" not in page  # one claim in progress at a time: no form until it is decided
     refused = client.post(url, {"description": "again"})
     assert refused.status_code == 409 and claim.number in refused.content.decode()
 
