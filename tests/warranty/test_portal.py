@@ -25,14 +25,22 @@ def test_the_customer_sees_its_records_and_looks_one_up(client, handed):
     assert GPUS_L1[0] in found and GPUS_L1[1] not in found
 
 
-def test_another_customers_serial_is_not_found(client, handed):
-    login(client, handed.t.user_b)
+@pytest.mark.parametrize("who", ["user_b", "user_p"])  # another customer; the partner that built it
+def test_another_tenants_serial_is_not_found(client, handed, who):
+    login(client, getattr(handed.t, who))
     body = client.get("/portal/warranty/", {"serial": GPUS_L1[0]}).content.decode()
     assert f"Serial {GPUS_L1[0]} was not found" in body
     record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
     assert client.get(f"/portal/warranty/records/{record.pk}/").status_code == 404
     assert client.post(f"/portal/warranty/records/{record.pk}/", {"description": "x"}).status_code == 404
     assert not WarrantyClaim.objects.exists()
+
+
+def test_the_record_list_costs_a_fixed_number_of_queries(client, handed, django_assert_max_num_queries):
+    login(client, handed.t.user_a)
+    with django_assert_max_num_queries(10):
+        response = client.get("/portal/warranty/")
+    assert len(response.context["records"]) == 6
 
 
 def test_anonymous_is_sent_to_log_in(client, handed):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from builds.models import Installation
@@ -130,3 +131,12 @@ def test_replacement_must_be_the_same_part_in_stock(handed):
     assert refused.value.code == "not_like_for_like" or refused.value.code == "component_unavailable"
     claim.refresh_from_db()
     assert claim.status == ClaimStatus.APPROVED
+
+
+def test_the_database_backs_one_claim_in_progress_per_record(handed):
+    record = gpu_record(handed)
+    claim_open(record=record, actor=handed.t.user_a, description="first")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        WarrantyClaim.objects.create(
+            number="RMA-2026-99999", record=record, customer=record.customer, description="behind the service"
+        )
