@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import ListView
 
-from warranty.choices import CLAIM_OPEN
+from warranty.choices import CLAIM_OPEN, RecordKind
 from warranty.models import WarrantyRecord
 from warranty.selectors import claims_of, record_for, records_for
 from warranty.services import claim_open
@@ -66,9 +66,10 @@ class WarrantyRecordView(LoginRequiredMixin, View):
             "record": record,
             "claims": claims,
             "form": form,
-            # The form is offered while a claim could be opened: the warranty runs, the serial was not
-            # replaced, and no claim is in progress (the service says the same with a 409).
-            "can_claim": record.replaced_at is None
+            # The form is offered while a claim could be opened: on a component's record whose warranty
+            # runs, not replaced, with no claim in progress (the service says the same with a 409).
+            "can_claim": record.kind == RecordKind.COMPONENT
+            and record.replaced_at is None
             and record.end_date >= today
             and not any(claim.status in CLAIM_OPEN for claim in claims),
             "today": today,

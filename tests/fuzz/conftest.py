@@ -10,6 +10,8 @@ import pytest
 from django.db.models import Model
 
 from builds.models import Server
+from builds.services import server_install
+from inventory.models import Component
 from tests import factories
 from tests.builds.conftest import bench, built  # noqa: F401 - the assembly bench, reused as fixtures
 from tests.conftest import Tenants
@@ -41,9 +43,12 @@ def fuzz_world(built: Any, tenants: Tenants) -> FuzzWorld:  # noqa: F811 - `buil
             {"code": "NCCL_BANDWIDTH_LOW", "severity": "fail"},
         ],
     )
-    # Warranty: customer A's second bench server handed over, with its record and a claim on it.
+    # Warranty: customer A's second bench server, with a GPU, handed over: its records and a claim.
     handed = built[0].other_server
+    gpu = Component.objects.get(serial="GPU-L1-2")
+    server_install(server=handed, actor=tenants.pm, component=gpu, connector_name="PCIe-1")
     Server.objects.filter(pk=handed.pk).update(status="handed_over")
-    [record] = warranty_records_create(server=handed, actor=tenants.pm)
+    records = warranty_records_create(server=handed, actor=tenants.pm)
+    [record] = [record for record in records if record.component_id == gpu.pk]
     claim = claim_open(record=record, actor=tenants.user_a, description="It stopped")
     return FuzzWorld(t=tenants, objects=[draft, rack.rack, run, claim])

@@ -12,7 +12,7 @@ from builds.models import Installation
 from inventory.choices import ComponentStatus
 from tests.builds.conftest import GPUS_L1
 from tests.warranty.conftest import SPARE_GPU
-from warranty.choices import ClaimStatus
+from warranty.choices import ClaimStatus, RecordKind
 from warranty.models import WarrantyClaim, WarrantyRecord, WarrantyRegistration
 from warranty.services import (
     claim_approve,
@@ -140,3 +140,10 @@ def test_the_database_backs_one_claim_in_progress_per_record(handed):
         WarrantyClaim.objects.create(
             number="RMA-2026-99999", record=record, customer=record.customer, description="behind the service"
         )
+
+
+def test_claims_name_a_component_not_the_server_record(handed):
+    own = WarrantyRecord.objects.get(server=handed.server, kind=RecordKind.SERVER)
+    with pytest.raises(RuleViolation) as refused:
+        claim_open(record=own, actor=handed.t.user_a, description="the machine is broken")
+    assert "failing component" in refused.value.missing[0]

@@ -37,8 +37,9 @@ def _text(value: str, *, field: str, required: bool, max_length: int = 5000) -> 
 def claim_open(*, record: WarrantyRecord, actor: Any, description: str) -> WarrantyClaim:
     """File a claim against a record the actor may see (the record's customer, or a PM).
 
-    Refused (409) for a record already replaced (claim on its replacement), a record whose warranty has
-    ended, and a record with a claim in progress (one at a time; the partial unique constraint backs it).
+    Refused (409) for the server's own record (claims name the failing component), a record already
+    replaced (claim on its replacement), a record whose warranty has ended, and a record with a claim in
+    progress (one at a time; the partial unique constraint backs it).
     """
     description = _text(description, field="description", required=True)
     locked = (
@@ -48,6 +49,13 @@ def claim_open(*, record: WarrantyRecord, actor: Any, description: str) -> Warra
         raise UnknownObject("record", "no warranty record with this id.")
     today = timezone.localdate()
     missing = []
+    if locked.kind == RecordKind.SERVER:
+        # The server's own record is the machine's warranty as a whole; what fails and gets replaced is
+        # a component, every one of which (the chassis included) has its own record.
+        missing.append(
+            f"{locked.serial} is the server's own record; file the claim on the serial of the failing "
+            "component."
+        )
     if locked.replaced_at is not None:
         successor = WarrantyRecord.objects.filter(replaces=locked).values_list("serial", flat=True).first()
         missing.append(f"{locked.serial} was replaced by {successor}; file the claim on the replacement.")
