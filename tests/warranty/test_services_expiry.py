@@ -67,3 +67,13 @@ def test_records_far_from_their_end_or_replaced_are_not_listed(handed):
     WarrantyRecord.objects.filter(serial=GPUS_L1[1]).update(replaced_at=timezone.now())
     assert warranty_expiry_notify_task.delay().get() == 0
     assert mail.outbox == [] and not ExpiryNotice.objects.exists()
+
+
+def test_beat_runs_the_digest_daily(settings):
+    from celery.schedules import crontab
+
+    from werkbank.celery import app
+
+    entry = settings.CELERY_BEAT_SCHEDULE["warranty.expiry_notify"]
+    assert entry["task"] == warranty_expiry_notify_task.name and entry["task"] in app.tasks
+    assert isinstance(entry["schedule"], crontab) and entry["schedule"].hour == {6}
