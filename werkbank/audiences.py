@@ -25,8 +25,8 @@ Customer (a member of a customer organization)
     purchase orders (neither their ids nor their numbers), no override reasons, no internal notes (order
     notes, transition notes, ROI and listing notes), no assembly partner (a subcontractor, like a
     supplier), and no usernames of the people who did the work (they are login names; the builder speaks
-    to its customers as a company). An order's event timeline shows customer-facing events only: status changes
-    and the order's creation, with the status before and after, and nothing else.
+    to its customers as a company). An order's event timeline shows customer-facing events only: status
+    changes and the order's creation, with the status before and after, and nothing else.
 
 Bench rows (connectors and their blacklists, installations, allocations, build steps and photos, stock
 movements) are never a customer's: `visible_to` gives them to PMs and the partner only, so the usernames on
