@@ -203,7 +203,8 @@ class ConnectorBlacklist(models.Model):
 
 
 class Allocation(models.Model):
-    """A component set aside for a server, with the warranty registered in the customer's name."""
+    """A component set aside for a server. Its warranty registration in the customer's name is the
+    warranty app's (`warranty.WarrantyRegistration`, written on `builds.signals.components_allocated`)."""
 
     component = models.ForeignKey(Component, on_delete=models.PROTECT, related_name="allocations")
     server = models.ForeignKey(Server, on_delete=models.PROTECT, related_name="allocations")
@@ -211,7 +212,6 @@ class Allocation(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+"
     )
     allocated_at = models.DateTimeField(auto_now_add=True)
-    warranty_registered_to = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="+")
     lot_override_reason = models.TextField(blank=True)
     released_at = models.DateTimeField(null=True, blank=True)
 

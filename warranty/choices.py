@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class PackStatus(models.TextChoices):
@@ -23,11 +24,12 @@ class RecordKind(models.TextChoices):
 
 
 class ClaimStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
-    REPLACEMENT_SHIPPED = "replacement_shipped", "Replacement shipped"
-    CLOSED = "closed", "Closed"
+    # Translated: the customer reads a claim's status in the portal, in its language.
+    OPEN = "open", _("Open")
+    APPROVED = "approved", _("Approved")
+    REJECTED = "rejected", _("Rejected")
+    REPLACEMENT_SHIPPED = "replacement_shipped", _("Replacement shipped")
+    CLOSED = "closed", _("Closed")
 
 
 CLAIM_TRANSITIONS: dict[str, frozenset[str]] = {

@@ -20,12 +20,13 @@ Customer (a member of a customer organization)
     assessments and workload (the customer's own business case), the approval checks computed from them,
     its servers and their serials, burn-in runs, results and findings (a waived finding shows that it was
     waived, when, and why: the handover pack prints the reason for the customer), placements, network
-    addresses and platform listings. Never the builder's business: no prices or suppliers, no purchase
-    orders (neither their ids nor their numbers), no override reasons, no internal notes (order notes,
-    transition notes, ROI and listing notes), no assembly partner (a subcontractor, like a supplier), and
-    no usernames of the people who did the work (they are login names; the builder speaks to its
-    customers as a company). An order's event timeline shows customer-facing events only: status changes
-    and the order's creation, with the status before and after, and nothing else.
+    addresses and platform listings, its warranty records, registrations and claims (with the decision's
+    note, which is written for the customer). Never the builder's business: no prices or suppliers, no
+    purchase orders (neither their ids nor their numbers), no override reasons, no internal notes (order
+    notes, transition notes, ROI and listing notes), no assembly partner (a subcontractor, like a
+    supplier), and no usernames of the people who did the work (they are login names; the builder speaks
+    to its customers as a company). An order's event timeline shows customer-facing events only: status
+    changes and the order's creation, with the status before and after, and nothing else.
 
 Bench rows (connectors and their blacklists, installations, allocations, build steps and photos, stock
 movements) are never a customer's: `visible_to` gives them to PMs and the partner only, so the usernames on

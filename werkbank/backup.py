@@ -11,6 +11,7 @@ order's record, in an order that loads:
   lines and purchase orders (all lines of those), parts and suppliers;
 - burn-in runs with stages, GPU results, findings and BMC events;
 - placements with their racks, sites and power feeds, the network rows and the platform listings;
+- the warranty registrations, records (with their replacement lineage), claims and expiry notices;
 - the organisations and users these rows name, the users' memberships in those organisations, and the
   number sequences of the order and purchase-order references (so new numbers do not clash);
 - the audit events of every one of these objects.
@@ -135,8 +136,13 @@ def collect(order: models.Model) -> _Collector:
         "deployment.RackPlacement",
         "deployment.ServerNetwork",
         "deployment.PlatformListing",
+        "warranty.WarrantyRegistration",
+        "warranty.WarrantyRecord",
     ):
         c.add(_model(label).objects.filter(server__in=servers))
+    records = c.pks("warranty.WarrantyRecord")
+    for label in ("warranty.WarrantyClaim", "warranty.ExpiryNotice"):
+        c.add(_model(label).objects.filter(record__in=records))
     c.add(_model("builds.ConnectorBlacklist").objects.filter(connector__in=c.pks("builds.Connector")))
     runs = c.pks("burnin.BurnInRun")
     for label in ("burnin.BurnInStage", "burnin.GpuResult", "burnin.Finding", "burnin.BmcEvent"):

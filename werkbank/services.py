@@ -114,8 +114,9 @@ def user_access_record(*, actor: Any, user: Any, before: dict[str, Any] | None) 
     )
 
 
-def next_reference(prefix: str) -> str:
-    """The next `PREFIX-YYYY-NNNN` of this year. Call it inside the creating service's transaction."""
+def next_reference(prefix: str, *, digits: int = 4) -> str:
+    """The next `PREFIX-YYYY-NNNN` of this year (`digits` wide). Call it inside the creating service's
+    transaction."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("next_reference() must run inside the creating service's transaction")
     year = timezone.now().year
@@ -123,7 +124,7 @@ def next_reference(prefix: str) -> str:
     sequence = NumberSequence.objects.select_for_update().get(prefix=prefix, year=year)
     sequence.last_number += 1
     sequence.save(update_fields=["last_number"])
-    return f"{prefix}-{year}-{sequence.last_number:04d}"
+    return f"{prefix}-{year}-{sequence.last_number:0{digits}d}"
 
 
 # --- API tokens ------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from csp.constants import NONCE as _csp_nonce
 from django.core.exceptions import ImproperlyConfigured
 
@@ -188,7 +189,7 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "werkbank@localhost")
-# Where customers reach this site: the links in e-mails (a portal order page) start with it.
+# Where customers reach this site: the links in e-mails (a portal order page, the warranty digest) start with it.
 WERKBANK_PUBLIC_URL = os.environ.get("WERKBANK_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 
 # --- API ---------------------------------------------------------------------------------------------
@@ -320,6 +321,11 @@ CELERY_BEAT_SCHEDULE = {
     "werkbank.outbox_sweep": {
         "task": "werkbank.tasks.outbox_sweep_task",
         "schedule": float(WERKBANK_OUTBOX_SWEEP_EVERY_S),
+    },
+    # Daily, early in the morning (TIME_ZONE): the warranty expiry digests (90 and 30 days ahead).
+    "warranty.expiry_notify": {
+        "task": "warranty.tasks.warranty_expiry_notify_task",
+        "schedule": crontab(hour=6, minute=15),
     },
 }
 

@@ -163,7 +163,6 @@ class AllocationSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     part_mpn = serializers.CharField(source="component.part.mpn", read_only=True)
     lot_code = serializers.CharField(source="component.lot.lot_code", read_only=True)
     allocated_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    warranty_registered_to_name = serializers.CharField(source="warranty_registered_to.name", read_only=True)
 
     class Meta:
         model = Allocation
@@ -177,8 +176,6 @@ class AllocationSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "lot_code",
             "allocated_by",
             "allocated_at",
-            "warranty_registered_to",
-            "warranty_registered_to_name",
             "lot_override_reason",
             "released_at",
         ]

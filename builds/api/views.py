@@ -444,10 +444,10 @@ class InstallationViewSet(ScopedReadOnlyViewSet):
 
 
 class AllocationViewSet(ScopedReadOnlyViewSet):
-    """Components set aside for servers, with the customer their warranty is registered to."""
+    """Components set aside for servers (their warranty registrations: /api/v1/warranty/registrations/)."""
 
     queryset = Allocation.objects.select_related(
-        "server", "component__part", "component__lot", "allocated_by", "warranty_registered_to"
+        "server", "component__part", "component__lot", "allocated_by"
     )
     serializer_class = AllocationSerializer
     filterset_class = AllocationFilter

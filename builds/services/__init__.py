@@ -25,6 +25,7 @@ from builds.services.installation import (
     server_install,
     server_move,
     server_remove,
+    server_swap_component,
 )
 from builds.services.servers import (
     assembly_gaps,
@@ -69,6 +70,7 @@ __all__ = [
     "server_rename",
     "server_set_chassis_serial",
     "server_start_assembly",
+    "server_swap_component",
     "server_transition",
     "servers_create_for_order",
     "step_log",

@@ -12,6 +12,7 @@ from builds.models import (
     Server,
 )
 from builds.services.servers import lock_server, require_open
+from builds.signals import components_allocated
 from inventory.choices import ComponentStatus, PartCategory
 from inventory.models import Component
 from inventory.services import component_move
@@ -24,7 +25,8 @@ from werkbank.errors import InvalidInput, RuleViolation
 def server_allocate(
     *, server: Server, actor: Any, components: Iterable[Component], override_reason: str = ""
 ) -> list[Allocation]:
-    """Set components aside for a server under row locks, registering their warranty to the customer.
+    """Set components aside for a server under row locks; `components_allocated` then registers their
+    warranty to the customer (the warranty app's receiver, in this transaction).
 
     All GPUs of one server come from one lot (seed 000: "gleiche Fertigungslose"); a mixed lot needs a PM's
     written override.
@@ -106,7 +108,6 @@ def server_allocate(
             component=component,
             server=locked_server,
             allocated_by=user_or_none(actor),
-            warranty_registered_to=customer,
             lot_override_reason=override_reason if len(gpu_lots) > 1 else "",
         )
         for component in locked
@@ -123,9 +124,12 @@ def server_allocate(
         obj=locked_server,
         after={
             "serials": [c.serial for c in locked],
-            "warranty_registered_to": customer.name,
+            "customer": customer.name,
             "lots": sorted({c.lot.lot_code for c in locked}),
         },
         note=override_reason,
+    )
+    components_allocated.send(
+        sender=Server, server=locked_server, allocations=allocations, customer=customer, actor=actor
     )
     return allocations

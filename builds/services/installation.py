@@ -10,6 +10,7 @@ from django.utils import timezone
 from builds.choices import (
     KINDS_FOR_CATEGORY,
     ConnectorKind,
+    ServerStatus,
 )
 from builds.models import (
     Allocation,
@@ -20,6 +21,7 @@ from builds.models import (
 )
 from builds.services.allocation import server_allocate
 from builds.services.servers import lock_server, require_open
+from builds.signals import components_allocated
 from inventory.choices import ComponentStatus
 from inventory.models import Component
 from inventory.services import component_move
@@ -107,6 +109,23 @@ class UnknownSerial(UnknownObject):
         self.serial = serial
 
 
+def _put_in(
+    *, server: Server, connector: Connector, component: Component, actor: Any, why: str = ""
+) -> Installation:
+    """The installation row and the component's move to installed, once the caller has checked the rules."""
+    installation = Installation.objects.create(
+        server=server, connector=connector, component=component, installed_by=user_or_none(actor)
+    )
+    component_move(
+        components=[component],
+        actor=actor,
+        to_status=ComponentStatus.INSTALLED,
+        reason=f"Installed in {server.hostname} {connector.name}{why}",
+        location=f"{server.hostname} {connector.name}",
+    )
+    return installation
+
+
 @transaction.atomic
 def server_install(*, server: Server, actor: Any, component: Component, connector_name: str) -> Installation:
     """Put a component into a named connector, scanner-first. A component in stock is allocated on the way
@@ -139,16 +158,7 @@ def server_install(*, server: Server, actor: Any, component: Component, connecto
             f"{component.serial} is already installed in {current.connector.name}; move it instead.",
             code="component_installed",
         )
-    installation = Installation.objects.create(
-        server=locked_server, connector=connector, component=component, installed_by=user_or_none(actor)
-    )
-    component_move(
-        components=[component],
-        actor=actor,
-        to_status=ComponentStatus.INSTALLED,
-        reason=f"Installed in {locked_server.hostname} {connector.name}",
-        location=f"{locked_server.hostname} {connector.name}",
-    )
+    installation = _put_in(server=locked_server, connector=connector, component=component, actor=actor)
     audit(
         actor=actor,
         verb="server.install",
@@ -208,3 +218,99 @@ def server_move(
     _check_usable(target)
     server_remove(installation=current, actor=actor, reason=reason)
     return server_install(server=server, actor=actor, component=component, connector_name=target.name)
+
+
+@transaction.atomic
+def server_swap_component(
+    *, installation: Installation, actor: Any, component: Component, reason: str
+) -> Installation:
+    """Replace an installed component of a handed-over server under warranty, in the same connector.
+
+    The one narrow path past `require_open`: a server with the customer changes only by a like-for-like
+    replacement (the same part), which the warranty app ships for an approved claim. The failed component
+    leaves its connector and its allocation (status failed, for the RMA); the replacement is allocated
+    to the server (its warranty registered through `components_allocated`, like any allocation) and
+    installed. The same-lot rule does not apply: a replacement comes from whatever lot is in stock. The
+    swap is audited on the server as `server.swap_component`.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput("reason", "a replacement needs a reason.")
+    locked_server = lock_server(installation.server)
+    old = (
+        Installation.objects.select_for_update(of=("self",))
+        .select_related("connector", "component__part")
+        .get(pk=installation.pk)
+    )
+    if locked_server.status != ServerStatus.HANDED_OVER:
+        raise RuleViolation(
+            f"Server {locked_server.hostname} is {locked_server.get_status_display().lower()}: a warranty "
+            "replacement is for a handed-over server; before that the bench changes components.",
+            missing=["server status handed over"],
+            code="server_not_handed_over",
+        )
+    if old.removed_at is not None:
+        raise RuleViolation(
+            f"{old.component.serial} was already removed from {old.connector.name}.", code="not_installed"
+        )
+    new = Component.objects.select_for_update(of=("self",)).select_related("part").get(pk=component.pk)
+    if new.part_id != old.component.part_id:
+        raise RuleViolation(
+            f"{new.serial} is a {new.part.mpn}; {old.component.serial} in {old.connector.name} is a "
+            f"{old.component.part.mpn}. A warranty replacement is the same part.",
+            missing=[f"a {old.component.part.mpn} in stock"],
+            code="not_like_for_like",
+        )
+    if new.status != ComponentStatus.IN_STOCK:
+        raise RuleViolation(
+            f"{new.part.mpn} {new.serial} is {new.get_status_display().lower()}, not in stock.",
+            missing=[f"a {new.part.mpn} in stock"],
+            code="component_unavailable",
+        )
+    now = timezone.now()
+    old.removed_at, old.removed_by, old.removal_reason = now, user_or_none(actor), reason[:500]
+    old.save(update_fields=["removed_at", "removed_by", "removal_reason"])
+    Allocation.objects.filter(component=old.component, server=locked_server, released_at__isnull=True).update(
+        released_at=now
+    )
+    component_move(
+        components=[old.component],
+        actor=actor,
+        to_status=ComponentStatus.FAILED,
+        reason=f"Replaced under warranty in {locked_server.hostname} {old.connector.name}: {reason}",
+        location=f"Returned from {locked_server.hostname}",
+    )
+    allocation = Allocation.objects.create(
+        component=new, server=locked_server, allocated_by=user_or_none(actor)
+    )
+    components_allocated.send(
+        sender=Server,
+        server=locked_server,
+        allocations=[allocation],
+        customer=locked_server.order.customer,
+        actor=actor,
+    )
+    component_move(
+        components=[new],
+        actor=actor,
+        to_status=ComponentStatus.ALLOCATED,
+        reason=(
+            f"Allocated to {locked_server.hostname} as a warranty replacement for {old.component.serial}"
+        ),
+    )
+    replacement = _put_in(
+        server=locked_server,
+        connector=old.connector,
+        component=new,
+        actor=actor,
+        why=" (warranty replacement)",
+    )
+    audit(
+        actor=actor,
+        verb="server.swap_component",
+        obj=locked_server,
+        before={"serial": old.component.serial, "connector": old.connector.name},
+        after={"serial": new.serial, "connector": old.connector.name},
+        note=reason,
+    )
+    return replacement

@@ -40,8 +40,10 @@ def test_install_puts_the_component_into_the_connector_and_on_the_map(bench):
     component = Component.objects.get(serial="GPU-L1-1")
     assert component.status == ComponentStatus.INSTALLED
     assert component.location == f"{bench.server.hostname} PCIe-1"
-    # Scanned straight from stock: allocated on the way, with the warranty in the customer's name.
-    assert Allocation.objects.get(component=component).warranty_registered_to == bench.t.customer_a
+    # Scanned straight from stock: allocated on the way, with the warranty in the customer's name (the
+    # warranty app's registration, written on builds' components_allocated signal).
+    allocation = Allocation.objects.get(component=component)
+    assert allocation.warranty_registration.customer == bench.t.customer_a
 
     entries = connector_map(bench)
     assert list(entries) == ["PCIe-1", "PCIe-2", "Riser-1", "DIMM-A1", "DIMM-A2", "Chassis"]
@@ -209,15 +211,17 @@ def test_allocation_registers_the_warranty_to_the_customer(bench):
     assert response.status_code == 201, response.json()
     rows = response.json()
     assert sorted(row["serial"] for row in rows) == sorted([*GPUS_L1, *DIMMS])
-    assert {row["warranty_registered_to_name"] for row in rows} == {bench.t.customer_a.name}
     assert {row["lot_code"] for row in rows if row["part_mpn"] == bench.gpu.mpn} == {"L1"}
     allocations = Allocation.objects.filter(server=bench.server)
-    assert {allocation.warranty_registered_to for allocation in allocations} == {bench.t.customer_a}
+    assert {allocation.warranty_registration.customer for allocation in allocations} == {bench.t.customer_a}
     assert set(Component.objects.filter(serial__in=GPUS_L1).values_list("status", flat=True)) == {
         ComponentStatus.ALLOCATED
     }
     event = AuditEvent.objects.filter(verb="server.allocate").get()
-    assert event.after["warranty_registered_to"] == bench.t.customer_a.name
+    assert event.after["customer"] == bench.t.customer_a.name
+    registered = AuditEvent.objects.filter(verb="warranty.register").get()
+    assert registered.after["customer"] == bench.t.customer_a.name
+    assert sorted(registered.after["serials"]) == sorted([*GPUS_L1, *DIMMS])
 
 
 def test_one_unknown_serial_allocates_nothing(bench):

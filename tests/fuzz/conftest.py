@@ -10,10 +10,13 @@ import pytest
 from django.db.models import Model
 
 from builds.models import Server
+from builds.services import server_install
+from inventory.models import Component
 from tests import factories
 from tests.builds.conftest import bench, built  # noqa: F401 - the assembly bench, reused as fixtures
 from tests.conftest import Tenants
 from tests.deployment.rack_world import make_rack_world
+from warranty.services import claim_open, warranty_records_create
 
 
 @dataclass
@@ -26,7 +29,7 @@ class FuzzWorld:
 def fuzz_world(built: Any, tenants: Tenants) -> FuzzWorld:  # noqa: F811 - `built` is the imported fixture
     """Partner P's bench (installed GPU, allocation, blacklisted slot, step, photo), a rack with two placed
     servers and a network record, an order waiting for approval with its ROI, and a burn-in run with a
-    warning and a failure."""
+    warning and a failure; a handed-over server with its warranty record and a claim."""
     rack = make_rack_world(tenants)
     draft = factories.pass_gate(factories.OrderFactory(customer=tenants.customer_a, server_count=1))
     passed = factories.OrderFactory(customer=tenants.customer_a, server_count=1)
@@ -40,4 +43,12 @@ def fuzz_world(built: Any, tenants: Tenants) -> FuzzWorld:  # noqa: F811 - `buil
             {"code": "NCCL_BANDWIDTH_LOW", "severity": "fail"},
         ],
     )
-    return FuzzWorld(t=tenants, objects=[draft, rack.rack, run])
+    # Warranty: customer A's second bench server, with a GPU, handed over: its records and a claim.
+    handed = built[0].other_server
+    gpu = Component.objects.get(serial="GPU-L1-2")
+    server_install(server=handed, actor=tenants.pm, component=gpu, connector_name="PCIe-1")
+    Server.objects.filter(pk=handed.pk).update(status="handed_over")
+    records = warranty_records_create(server=handed, actor=tenants.pm)
+    [record] = [record for record in records if record.component_id == gpu.pk]
+    claim = claim_open(record=record, actor=tenants.user_a, description="It stopped")
+    return FuzzWorld(t=tenants, objects=[draft, rack.rack, run, claim])

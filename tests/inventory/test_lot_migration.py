@@ -7,13 +7,9 @@ temporary SQLite file, so that the suite's own database is never migrated backwa
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.migration_script import run_migration_script
 
 SCRIPT = """
 import json
@@ -61,17 +57,7 @@ print(json.dumps({"forward": forward, "back": back}))
 
 
 def test_lots_split_per_purchase_order_and_merge_back(tmp_path: Path) -> None:
-    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "WERKBANK_ENV"}}
-    env.update(
-        DJANGO_SETTINGS_MODULE="werkbank.settings",
-        DATABASE_URL=f"sqlite:///{tmp_path / 'lots.sqlite3'}",
-        WERKBANK_VAR_DIR=str(tmp_path / "var"),
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_migration_script(SCRIPT, tmp_path)
     assert result["forward"] == [
         ["L1", "2526", "TW", "PO-2026-0001", ["S1-0"]],
         ["L1", "2526", "TW", "PO-2026-0002", ["S2-0", "S2-1"]],

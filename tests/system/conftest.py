@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -77,6 +77,16 @@ def start_worker(
             stop_worker(process)
             raise RuntimeError(f"the Celery worker did not start:\n{log.read_text()}")
     return Worker(process, mail_dir, log)
+
+
+def wait_for(condition: Callable[[], bool], *workers: Worker, seconds: float = 30) -> None:
+    """Poll `condition` until it holds; past `seconds`, fail with the workers' logs."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            logs = "\n".join(worker.log.read_text() for worker in workers)
+            raise AssertionError(f"timed out; worker logs:\n{logs}")
+        time.sleep(0.1)
 
 
 def stop_worker(process: subprocess.Popen) -> None:

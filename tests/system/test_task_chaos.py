@@ -28,20 +28,12 @@ from orders.services import order_approve, order_submit
 from orders.tasks import order_status_notify_task
 from tests import factories
 from tests.system.conftest import Worker, start_worker, stop_worker
+from tests.system.conftest import wait_for as _wait_for
 from werkbank.models import AuditEvent, TaskOutbox
 
 pytestmark = [pytest.mark.system, pytest.mark.django_db(transaction=True)]
 
 NOTIFY = order_status_notify_task.name
-
-
-def _wait_for(condition: Callable[[], bool], *workers: Worker, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            logs = "\n".join(worker.log.read_text() for worker in workers)
-            raise AssertionError(f"timed out; worker logs:\n{logs}")
-        time.sleep(0.1)
 
 
 def _received(worker: Worker, task_id: str) -> int:

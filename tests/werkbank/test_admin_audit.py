@@ -403,6 +403,12 @@ ADMIN_SAVES: dict[str, tuple[str | None, Any]] = {
         "tests/deployment/test_admin.py::test_listings_are_added_through_the_service_and_are_read_only",
         ("deployment.listing",),
     ),
+    "warranty.warrantyrecord": (None, "read only: records come from the handover and the claims' services"),
+    "warranty.warrantyregistration": (None, "read only: registrations come from allocation"),
+    "warranty.warrantyclaim": (
+        "tests/warranty/test_admin.py::test_a_claim_is_decided_and_shipped_through_the_admin",
+        ("warranty.claim_approve", "warranty.claim_ship_replacement"),
+    ),
 }
 
 PROJECT_APPS = {"werkbank", "inventory", "orders", "builds", "burnin", "deployment", "warranty"}

@@ -43,6 +43,7 @@ class World:
     gate: iso.BurninGate
     deployment: iso.Deployment
     events_order: Any
+    warranty: Any = None
     urls: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -95,6 +96,7 @@ def world(tenants: Tenants) -> World:
         power_override_reason="Internal: the colo lets us run this PDU hot"
     )
     world = World(iso=w, builds=builds, gate=gate, deployment=deployment, events_order=_events_order(tenants))
+    world.warranty = iso._warranty(w)
     world.urls = _urls(world)
     return world
 
@@ -169,6 +171,13 @@ def _urls(w: World) -> dict[str, str]:
         "platform-listing-list": "/api/v1/platform-listings/",
         "platform-listing-detail": f"/api/v1/platform-listings/{d.listing.pk}/",
         "deployment-server-detail": f"/api/v1/deployment/servers/{d.ready.asset_tag}/",
+        "warranty-record-list": "/api/v1/warranty/records/?serial=P-SERIAL-1",
+        "warranty-record-detail": f"/api/v1/warranty/records/{w.warranty.record.pk}/",
+        "warranty-registration-list": f"/api/v1/warranty/registrations/?server={b.server.pk}",
+        "warranty-registration-detail": f"/api/v1/warranty/registrations/{w.warranty.registration.pk}/",
+        "warranty-claim-list": "/api/v1/warranty/claims/",
+        "warranty-claim-detail": f"/api/v1/warranty/claims/{w.warranty.claim.pk}/",
+        "handover-server-detail": f"/api/v1/handover/servers/{w.warranty.deployed.asset_tag}/",
     }
 
 
@@ -566,8 +575,6 @@ ALLOCATION = {
     "lot_code",
     "allocated_by",
     "allocated_at",
-    "warranty_registered_to",
-    "warranty_registered_to_name",
     "lot_override_reason",
     "released_at",
 }
@@ -715,6 +722,51 @@ def _shared(
 
 USERNAME = "usernames: login names stay with PMs and the bench"
 
+WARRANTY_RECORD = {
+    "id",
+    "kind",
+    "serial",
+    "description",
+    "server",
+    "server_hostname",
+    "order",
+    "order_reference",
+    "customer",
+    "start_date",
+    "term_months",
+    "end_date",
+    "replaces",
+    "replaces_serial",
+    "replaced_by",
+    "replaced_by_serial",
+    "replaced_at",
+}
+WARRANTY_REGISTRATION = {
+    "id",
+    "component",
+    "serial",
+    "server",
+    "server_hostname",
+    "customer",
+    "customer_name",
+    "registered_at",
+}
+WARRANTY_CLAIM = {
+    "id",
+    "number",
+    "record",
+    "serial",
+    "customer",
+    "status",
+    "description",
+    "decision_note",
+    "replacement_record",
+    "opened_by",
+    "created_at",
+    "updated_at",
+}
+HANDOVER_STATE = {"asset_tag", "hostname", "status", "handed_over", "ready", "missing"}
+
 TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     # core: each member sees its own organization in full
     "organization-list": _shared(ORGANIZATION, partner_lacks=set(), customer_lacks=set(), list_route=True),
@@ -845,6 +897,20 @@ TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     ),
     "deployment-server-detail": _shared(DEPLOY_STATE, partner_lacks=set(), customer_lacks=set()),
     "deployment-server-deploy": SameAs("deployment-server-detail"),
+    # warranty: the customer's records, registrations and claims; the partner built the server but holds no
+    # warranty. Who opened a claim is a login name (PMs only).
+    "warranty-record-list": _customer_row(WARRANTY_RECORD, list_route=True),
+    "warranty-record-detail": _customer_row(WARRANTY_RECORD),
+    "warranty-registration-list": _customer_row(WARRANTY_REGISTRATION, list_route=True),
+    "warranty-registration-detail": _customer_row(WARRANTY_REGISTRATION),
+    "warranty-claim-list": _customer_row(WARRANTY_CLAIM, internal={"opened_by"}, list_route=True),
+    "warranty-claim-detail": _customer_row(WARRANTY_CLAIM, internal={"opened_by"}),
+    **{
+        f"warranty-claim-{name}": SameAs("warranty-claim-detail")
+        for name in ("approve", "reject", "ship-replacement", "close")
+    },
+    "handover-server-detail": _shared(HANDOVER_STATE, partner_lacks=set(), customer_lacks=set()),
+    "handover-server-hand-over": SameAs("handover-server-detail"),
 }
 
 

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.django_db
 bench = builds_bench  # the builds tests' bench fixture, used here too
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("werkbank", "inventory", "orders", "builds", "burnin", "deployment")
+APPS = ("werkbank", "inventory", "orders", "builds", "burnin", "deployment", "warranty")
 HERE = "tests/werkbank/test_audit_coverage.py"
 ADMIN = "tests/werkbank/test_admin_audit.py"
 
@@ -129,6 +129,12 @@ PO_TRANSITIONS = "tests/inventory/test_api_purchase_orders.py::test_po_transitio
 GATE = (
     "tests/burnin/test_gate.py::test_pass_is_refused_while_a_fail_is_unwaived_and_allowed_once_a_pm_waived_it"
 )
+
+
+CLAIM_PATH = (
+    "tests/warranty/test_services_claims.py::test_full_claim_path_with_replacement_keeps_lineage_both_ways"
+)
+EXPIRY = "tests/warranty/test_services_expiry.py::test_digest_sent_once_per_threshold_90_then_30"
 
 
 def exempt(reason: str) -> tuple[None, str]:
@@ -243,6 +249,7 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "builds.services:server_assign_partner": (("server.assign",), BUILD),
     "builds.services:server_start_assembly": (("server.start_assembly",), BUILD),
     "builds.services:server_mark_assembled": (("server.mark_assembled",), BUILD),
+    "builds.services:server_swap_component": (("server.swap_component",), CLAIM_PATH),
     "builds.services:server_transition": (("server.start_assembly", "server.mark_assembled"), BUILD),
     "builds.services:server_install": (("server.install",), BUILD),
     "builds.services:server_move": (("server.install", "server.remove"), BUILD),
@@ -366,6 +373,32 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         ("deployment.deploy",),
         "tests/deployment/test_deploy.py::test_deploy_when_everything_holds_then_never_again",
     ),
+    # warranty
+    "warranty.services:registrations_record": (
+        ("warranty.register",),
+        "tests/warranty/test_services_records.py::test_allocation_registers_the_warranty_in_the_customers_name",
+    ),
+    "warranty.services:warranty_records_create": (
+        ("warranty.records_create",),
+        "tests/warranty/test_services_records.py::test_hand_over_creates_one_record_per_serial_plus_the_server",
+    ),
+    "warranty.services:server_hand_over": (
+        ("server.hand_over", "order.hand_over", "order.close"),
+        "tests/warranty/test_services_records.py::test_the_order_closes_with_its_last_server",
+    ),
+    "warranty.services:claim_open": (("warranty.claim_open",), CLAIM_PATH),
+    "warranty.services:claim_approve": (("warranty.claim_approve",), CLAIM_PATH),
+    "warranty.services:claim_ship_replacement": (
+        ("warranty.claim_ship_replacement", "warranty.record_replace", "server.swap_component"),
+        CLAIM_PATH,
+    ),
+    "warranty.services:claim_close": (("warranty.claim_close",), CLAIM_PATH),
+    "warranty.services:claim_reject": (
+        ("warranty.claim_reject",),
+        "tests/warranty/test_services_claims.py::test_one_claim_in_progress_per_record",
+    ),
+    "warranty.services:expiry_notice_send": (("warranty.expiry_notice",), EXPIRY),
+    "warranty.services:expiry_notify": (("warranty.expiry_notice",), EXPIRY),
 }
 
 

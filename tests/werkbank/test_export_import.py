@@ -34,6 +34,8 @@ from orders.models import Order
 from orders.services import roi_assess, workload_set
 from tests import factories
 from tests.builds.conftest import bench, built  # noqa: F401  (the bench fixture and its builder)
+from warranty.models import ExpiryNotice
+from warranty.services import claim_open, warranty_records_create
 from werkbank.models import AuditEvent
 from werkbank.secrets import decrypt
 
@@ -85,6 +87,11 @@ def _rich_order(bench_built: Any) -> Order:
     )  # fmt: skip
     Server.objects.filter(pk=server.pk).update(status="deployed")
     listing_record(server=server, actor=t.pm, platform="vast_ai", machine_id="m-1")
+    # Handed over: its warranty records, a claim on one of them, and an expiry notice sent.
+    Server.objects.filter(pk=server.pk).update(status="handed_over")
+    records = warranty_records_create(server=server, actor=t.pm)
+    claim_open(record=records[-1], actor=t.pm, description="Fan bearing noise")
+    ExpiryNotice.objects.create(record=records[0], threshold_days=90)
     return order
 
 
@@ -116,7 +123,8 @@ def test_an_order_survives_export_flush_and_import(built, tmp_path):  # noqa: F8
         "inventory.purchaseorder", "inventory.purchaseorderline", "inventory.part", "inventory.supplier",
         "burnin.burninrun", "burnin.burninstage", "burnin.gpuresult", "burnin.finding", "burnin.bmcevent",
         "deployment.site", "deployment.rack", "deployment.powerfeed", "deployment.rackplacement",
-        "deployment.servernetwork", "deployment.platformlisting", "werkbank.auditevent",
+        "deployment.servernetwork", "deployment.platformlisting", "warranty.warrantyregistration",
+        "warranty.warrantyrecord", "warranty.warrantyclaim", "warranty.expirynotice", "werkbank.auditevent",
         "werkbank.organization", "werkbank.membership",
     ):  # fmt: skip
         assert expected in models, expected

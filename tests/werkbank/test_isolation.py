@@ -852,6 +852,137 @@ DEPLOYMENT_CASES: dict[str, Callable[[World], None]] = {
 }
 
 
+# --- warranty: customer A's server (built by P) handed over, with records, a registration and a claim ----
+
+
+@dataclass
+class Warranty:
+    record: Any
+    registration: Any
+    claim: Any
+    deployed: Any
+
+
+def _warranty(w: World) -> Warranty:
+    from warranty.choices import PackStatus
+    from warranty.models import HandoverPack, WarrantyRegistration
+    from warranty.services import claim_open, warranty_records_create
+
+    cached = getattr(w, "_warranty", None)
+    if cached is not None:
+        return cached
+    b = _builds(w)
+    Server.objects.filter(pk=b.server.pk).update(status=ServerStatus.HANDED_OVER)
+    records = warranty_records_create(server=b.server, actor=w.t.pm)
+    record = next(r for r in records if r.serial == "P-SERIAL-1")
+    claim = claim_open(record=record, actor=w.t.user_a, description="It fell silent")
+    order = factories.OrderFactory(customer=w.t.customer_a, server_count=1)
+    [deployed] = factories.make_servers(order, status=ServerStatus.DEPLOYED)
+    Server.objects.filter(pk=deployed.pk).update(partner=w.t.partner_p)
+    HandoverPack.objects.create(
+        server=deployed, revision=1, status=PackStatus.READY, progress=100, pdf="p.pdf", zip="p.zip",
+        pdf_sha256="a" * 64, zip_sha256="b" * 64,
+    )  # fmt: skip
+    w._warranty = Warranty(  # type: ignore[attr-defined]
+        record=record,
+        registration=WarrantyRegistration.objects.get(allocation=b.allocation),
+        claim=claim,
+        deployed=deployed,
+    )
+    return w._warranty  # type: ignore[attr-defined]
+
+
+def _warranty_strangers(w: World) -> list[Any]:
+    """The records are the customer's: its partner built the server but holds no warranty."""
+    return [w.t.user_b, w.t.user_p, w.t.user_q, w.t.outsider]
+
+
+def _warranty_list(path: str, attribute: str, server_filter: bool = False) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        mine = getattr(_warranty(w), attribute).pk
+        assert mine in _ids(api_client(w.t.user_a).get(f"/api/v1/warranty/{path}/"))
+        for user in _warranty_strangers(w):
+            assert _ids(api_client(user).get(f"/api/v1/warranty/{path}/")) == set(), user.username
+        if server_filter:
+            response = api_client(w.t.user_b).get(f"/api/v1/warranty/{path}/?server={_builds(w).server.pk}")
+            assert response.status_code == 400
+
+    return case
+
+
+def _warranty_detail(path: str, attribute: str) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        url = f"/api/v1/warranty/{path}/{getattr(_warranty(w), attribute).pk}/"
+        assert api_client(w.t.user_a).get(url).status_code == 200
+        _assert_404(_warranty_strangers(w), "get", url)
+
+    return case
+
+
+def warranty_record_lookup(w: World) -> None:
+    _warranty_list("records", "record", server_filter=True)(w)
+    for user in _warranty_strangers(w):  # another customer's serial is simply not found
+        response = api_client(user).get("/api/v1/warranty/records/?serial=p-serial-1")
+        assert _ids(response) == set(), user.username
+    assert len(_ids(api_client(w.t.user_a).get("/api/v1/warranty/records/?serial=p-serial-1"))) == 1
+
+
+def warranty_claim_list(w: World) -> None:
+    _warranty_list("claims", "claim")(w)
+    x = _warranty(w)
+    # Opening a claim on A's record: 404 for whoever does not see it, nothing written.
+    _assert_404(_warranty_strangers(w), "post", "/api/v1/warranty/claims/",
+                {"record": x.record.pk, "description": "mine now"})  # fmt: skip
+    assert x.record.claims.count() == 1
+
+
+def _warranty_claim_action(action: str, body: dict) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        x = _warranty(w)
+        url = f"/api/v1/warranty/claims/{x.claim.pk}/{action}/"
+        events = AuditEvent.objects.count()
+        _assert_404(_warranty_strangers(w), "post", url, body)
+        assert api_client(w.t.user_a).post(url, body, format="json").status_code == 403  # sees it: told why
+        x.claim.refresh_from_db()
+        assert x.claim.status == "open" and AuditEvent.objects.count() == events
+
+    return case
+
+
+def handover_server_detail(w: World) -> None:
+    x = _warranty(w)
+    url = f"/api/v1/handover/servers/{x.deployed.asset_tag}/"
+    for user in (w.t.user_a, w.t.user_p):
+        assert api_client(user).get(url).json()["ready"] is True
+    _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
+
+
+def handover_server_hand_over(w: World) -> None:
+    x = _warranty(w)
+    url = f"/api/v1/handover/servers/{x.deployed.asset_tag}/hand-over/"
+    _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "post", url, {"note": "x"})
+    for user in (w.t.user_a, w.t.user_p):
+        assert api_client(user).post(url, {"note": "x"}, format="json").status_code == 403
+    x.deployed.refresh_from_db()
+    assert x.deployed.status == ServerStatus.DEPLOYED
+
+
+WARRANTY_CASES: dict[str, Callable[[World], None]] = {
+    "warranty-record-list": warranty_record_lookup,
+    "warranty-record-detail": _warranty_detail("records", "record"),
+    "warranty-registration-list": _warranty_list("registrations", "registration", server_filter=True),
+    "warranty-registration-detail": _warranty_detail("registrations", "registration"),
+    "warranty-claim-list": warranty_claim_list,
+    "warranty-claim-detail": _warranty_detail("claims", "claim"),
+    "warranty-claim-approve": _warranty_claim_action("approve", {"note": "x"}),
+    "warranty-claim-reject": _warranty_claim_action("reject", {"note": "x"}),
+    "warranty-claim-ship-replacement": _warranty_claim_action("ship-replacement", {"component": 1}),
+    "warranty-claim-close": _warranty_claim_action("close", {"note": "x"}),
+    "handover-server-detail": handover_server_detail,
+    "handover-server-hand-over": handover_server_hand_over,
+}
+
+
 CASES: dict[str, Callable[[World], None]] = {
     "organization-list": organization_list,
     "organization-detail": organization_detail,
@@ -893,6 +1024,7 @@ CASES: dict[str, Callable[[World], None]] = {
     **BURNIN_CHART_CASES,
     **BURNIN_CASES,
     **DEPLOYMENT_CASES,
+    **WARRANTY_CASES,
 }
 
 

@@ -1,0 +1,12 @@
+"""Domain events of the builds app, for the apps above it (warranty), which builds must not import.
+
+Each signal is sent inside the sending service's transaction: a receiver's writes commit or roll back with
+it. Receivers must be idempotent.
+"""
+
+from django.dispatch import Signal
+
+#: Components were set aside for a customer's server: their warranty is now registered in the customer's
+#: name (seed 000: "vollständige Garantieunterlagen auf den Namen des Kunden"); the warranty app keeps it.
+#: sender=Server, server=<Server>, allocations=<list[Allocation]>, customer=<Organization>, actor=<user>
+components_allocated = Signal()

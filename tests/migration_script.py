@@ -1,0 +1,29 @@
+"""Migration tests run their script in a separate process on a temporary SQLite file, so that the suite's
+own database is never migrated backwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_migration_script(script: str, tmp_path: Path) -> Any:
+    """Run `script` (which calls django.setup() and prints one JSON line last) on a fresh SQLite file under
+    `tmp_path`; return that JSON."""
+    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "WERKBANK_ENV"}}
+    env.update(
+        DJANGO_SETTINGS_MODULE="werkbank.settings",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'migration.sqlite3'}",
+        WERKBANK_VAR_DIR=str(tmp_path / "var"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,0 +1,75 @@
+"""The portal's warranty pages: lookup, a record with lineage and claims, filing a claim."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import factories
+from tests.builds.conftest import GPUS_L1
+from warranty.models import WarrantyClaim, WarrantyRecord
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=factories.PASSWORD)
+    return client
+
+
+def test_the_customer_sees_its_records_and_looks_one_up(client, handed):
+    page = login(client, handed.t.user_a).get("/portal/warranty/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert all(serial in body for serial in GPUS_L1[:2]) and handed.server.asset_tag in body
+    found = client.get("/portal/warranty/", {"serial": GPUS_L1[0].lower()}).content.decode()
+    assert GPUS_L1[0] in found and GPUS_L1[1] not in found
+
+
+@pytest.mark.parametrize("who", ["user_b", "user_p"])  # another customer; the partner that built it
+def test_another_tenants_serial_is_not_found(client, handed, who):
+    login(client, getattr(handed.t, who))
+    body = client.get("/portal/warranty/", {"serial": GPUS_L1[0]}).content.decode()
+    assert f"Serial {GPUS_L1[0]} was not found" in body
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    assert client.get(f"/portal/warranty/records/{record.pk}/").status_code == 404
+    assert client.post(f"/portal/warranty/records/{record.pk}/", {"description": "x"}).status_code == 404
+    assert not WarrantyClaim.objects.exists()
+
+
+def test_the_record_list_costs_a_fixed_number_of_queries(client, handed, django_assert_max_num_queries):
+    login(client, handed.t.user_a)
+    with django_assert_max_num_queries(10):
+        response = client.get("/portal/warranty/")
+    assert len(response.context["records"]) == 6
+
+
+def test_anonymous_is_sent_to_log_in(client, handed):
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    for url in ("/portal/warranty/", f"/portal/warranty/records/{record.pk}/"):
+        response = client.get(url)
+        assert response.status_code == 302 and "/login" in response["Location"]
+
+
+def test_filing_a_claim_and_seeing_its_status(client, handed):
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    login(client, handed.t.user_a)
+    url = f"/portal/warranty/records/{record.pk}/"
+    assert client.post(url, {"description": ""}).status_code == 400
+    response = client.post(url, {"description": "The fan rattles at full load"})
+    assert response.status_code == 302
+    claim = WarrantyClaim.objects.get(record=record)
+    page = client.get(url).content.decode()
+    assert claim.number in page and "The fan rattles at full load" in page and 'data-status="open"' in page
+    assert "File a claim" not in page  # one claim in progress at a time: no form until it is decided
+    refused = client.post(url, {"description": "again"})
+    assert refused.status_code == 409 and claim.number in refused.content.decode()
+
+
+def test_the_pages_speak_german(client, handed):
+    login(client, handed.t.user_a)
+    client.cookies["django_language"] = "de"
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    body = client.get("/portal/warranty/").content.decode()
+    assert "Seriennummer nachschlagen" in body
+    detail = client.get(f"/portal/warranty/records/{record.pk}/").content.decode()
+    assert "Garantiefall melden" in detail and "Austauschkette" in detail

@@ -1,0 +1,155 @@
+"""Admin of the warranty app, for PMs: warranty records and registrations (read only: written by the
+services at allocation and handover) and claims, decided on their change page or by the list actions.
+
+Every write goes through the services (`warranty.services`), so the transition map, the replacement's
+installation through the builds services and the audit rows are the same as through the API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
+
+from inventory.models import Component
+from warranty.choices import CLAIM_TRANSITIONS, ClaimStatus
+from warranty.models import WarrantyClaim, WarrantyRecord, WarrantyRegistration
+from warranty.services import claim_approve, claim_close, claim_reject, claim_ship_replacement
+from werkbank.admin import PMAdmin, audit_timeline
+from werkbank.errors import InvalidInput
+
+
+class ReadOnlyAdmin(PMAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+@admin.register(WarrantyRecord)
+class WarrantyRecordAdmin(ReadOnlyAdmin):
+    list_display = [
+        "serial",
+        "kind",
+        "description",
+        "server",
+        "customer",
+        "start_date",
+        "end_date",
+        "replaced_at",
+    ]
+    list_filter = ["kind", "end_date"]
+    list_select_related = ["server", "customer"]
+    search_fields = ["serial", "server__hostname", "server__asset_tag"]
+    show_full_result_count = False
+    readonly_fields = ["timeline"]
+
+    @admin.display(description="Audit timeline")
+    def timeline(self, obj: WarrantyRecord) -> str:
+        return audit_timeline(obj)
+
+
+@admin.register(WarrantyRegistration)
+class WarrantyRegistrationAdmin(ReadOnlyAdmin):
+    list_display = ["component", "server", "customer", "registered_at"]
+    list_select_related = ["component", "server", "customer"]
+    search_fields = ["component__serial", "server__hostname"]
+    show_full_result_count = False
+
+
+#: The decisions of the claim's change page: (value, label, target status).
+DECISIONS = [
+    ("approve", "Approve", ClaimStatus.APPROVED),
+    ("reject", "Reject (the note says why)", ClaimStatus.REJECTED),
+    ("ship_replacement", "Ship the replacement (give its serial)", ClaimStatus.REPLACEMENT_SHIPPED),
+    ("close", "Close", ClaimStatus.CLOSED),
+]
+
+
+class ClaimDecisionForm(forms.ModelForm):
+    decision = forms.ChoiceField(choices=[("", "—")], required=False)
+    note = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="Shown to the customer."
+    )
+    replacement_serial = forms.CharField(
+        required=False,
+        max_length=64,
+        help_text="For a shipped replacement: the serial of the same part, in stock.",
+    )
+
+    class Meta:
+        model = WarrantyClaim
+        fields: list[str] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        allowed = (
+            CLAIM_TRANSITIONS.get(self.instance.status, frozenset()) if self.instance.pk else frozenset()
+        )
+        self.fields["decision"].choices = [("", "—")] + [
+            (value, label) for value, label, target in DECISIONS if target in allowed
+        ]
+
+
+@admin.register(WarrantyClaim)
+class WarrantyClaimAdmin(PMAdmin):
+    form = ClaimDecisionForm
+    list_display = ["number", "record", "customer", "status", "created_at"]
+    list_filter = ["status"]
+    list_select_related = ["record", "customer"]
+    search_fields = ["number", "record__serial", "description"]
+    show_full_result_count = False
+    actions = ["approve", "close"]
+    readonly_fields = [
+        "number", "record", "customer", "status", "description", "decision_note", "replacement_record",
+        "opened_by", "created_at", "timeline",
+    ]  # fmt: skip
+    fields = [*readonly_fields, "decision", "note", "replacement_serial"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # a claim is filed by the customer (portal, API) or a PM through the API
+
+    @admin.display(description="Audit timeline")
+    def timeline(self, obj: WarrantyClaim) -> str:
+        return audit_timeline(obj)
+
+    def save_model(self, request: HttpRequest, obj: WarrantyClaim, form: Any, change: bool) -> None:
+        decision = form.cleaned_data.get("decision")
+        note = form.cleaned_data.get("note", "")
+        if decision == "approve":
+            claim_approve(claim=obj, actor=request.user, note=note)
+        elif decision == "reject":
+            claim_reject(claim=obj, actor=request.user, note=note)
+        elif decision == "close":
+            claim_close(claim=obj, actor=request.user, note=note)
+        elif decision == "ship_replacement":
+            serial = form.cleaned_data.get("replacement_serial", "").strip()
+            found = list(
+                Component.objects.with_serial(serial).filter(part_id=obj.record.component.part_id)[:2]
+                if obj.record.component_id
+                else []
+            )
+            if len(found) != 1:
+                raise InvalidInput(
+                    "replacement_serial", f"no single {serial!r} of the claimed component's part."
+                )
+            claim_ship_replacement(claim=obj, actor=request.user, component=found[0], note=note)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        pass  # the service wrote everything
+
+    @admin.action(description="Approve selected claims")
+    def approve(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self.run_for_each(
+            request, queryset, lambda claim: claim_approve(claim=claim, actor=request.user), "approved"
+        )
+
+    @admin.action(description="Close selected claims (replacement shipped)")
+    def close(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self.run_for_each(
+            request, queryset, lambda claim: claim_close(claim=claim, actor=request.user), "closed"
+        )

@@ -1,0 +1,133 @@
+"""Serializers of the warranty API: records with their lineage, registrations, claims, the hand-over."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from inventory.models import Component
+from warranty.models import WarrantyClaim, WarrantyRecord, WarrantyRegistration
+from werkbank.api.serializers import AudienceFieldsMixin
+
+
+class WarrantyRecordSerializer(serializers.ModelSerializer):
+    server_hostname = serializers.CharField(source="server.hostname", read_only=True)
+    order_reference = serializers.CharField(source="order.reference", read_only=True)
+    replaces_serial = serializers.CharField(source="replaces.serial", read_only=True, allow_null=True)
+    replaced_by = serializers.SerializerMethodField(help_text="The id of the record that replaced this one.")
+    replaced_by_serial = serializers.SerializerMethodField()
+
+    class Meta:
+        model = WarrantyRecord
+        fields = [
+            "id",
+            "kind",
+            "serial",
+            "description",
+            "server",
+            "server_hostname",
+            "order",
+            "order_reference",
+            "customer",
+            "start_date",
+            "term_months",
+            "end_date",
+            "replaces",
+            "replaces_serial",
+            "replaced_by",
+            "replaced_by_serial",
+            "replaced_at",
+        ]
+        read_only_fields = fields
+
+    def _successor(self, record: WarrantyRecord) -> WarrantyRecord | None:
+        try:
+            return record.replaced_by
+        except WarrantyRecord.DoesNotExist:
+            return None
+
+    def get_replaced_by(self, record: WarrantyRecord) -> int | None:
+        successor = self._successor(record)
+        return successor.pk if successor else None
+
+    def get_replaced_by_serial(self, record: WarrantyRecord) -> str | None:
+        successor = self._successor(record)
+        return successor.serial if successor else None
+
+
+class WarrantyRegistrationSerializer(serializers.ModelSerializer):
+    serial = serializers.CharField(source="component.serial", read_only=True)
+    server_hostname = serializers.CharField(source="server.hostname", read_only=True)
+    customer_name = serializers.CharField(source="customer.name", read_only=True)
+
+    class Meta:
+        model = WarrantyRegistration
+        fields = [
+            "id",
+            "component",
+            "serial",
+            "server",
+            "server_hostname",
+            "customer",
+            "customer_name",
+            "registered_at",
+        ]
+        read_only_fields = fields
+
+
+class WarrantyClaimSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
+    serial = serializers.CharField(source="record.serial", read_only=True)
+    opened_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = WarrantyClaim
+        fields = [
+            "id",
+            "number",
+            "record",
+            "serial",
+            "customer",
+            "status",
+            "description",
+            "decision_note",
+            "replacement_record",
+            "opened_by",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+        pm_only_fields = ["opened_by"]  # a login name (werkbank/audiences.py)
+
+
+class ClaimOpenSerializer(serializers.Serializer):
+    record = serializers.IntegerField(min_value=1, help_text="The warranty record's id.")
+    description = serializers.CharField(max_length=5000)
+
+
+class ClaimNoteSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class ClaimRejectSerializer(serializers.Serializer):
+    note = serializers.CharField(max_length=5000, help_text="Why: the customer reads it.")
+
+
+class ShipReplacementSerializer(serializers.Serializer):
+    component = serializers.PrimaryKeyRelatedField(
+        queryset=Component.objects.all(), help_text="The replacement: the same part, in stock."
+    )
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class HandoverStateSerializer(serializers.Serializer):
+    """Where a server stands on its way to the customer."""
+
+    asset_tag = serializers.CharField(source="server.asset_tag")
+    hostname = serializers.CharField(source="server.hostname")
+    status = serializers.CharField(source="server.status")
+    handed_over = serializers.BooleanField()
+    ready = serializers.BooleanField(help_text="The server may be handed over now.")
+    missing = serializers.ListField(child=serializers.CharField())
+
+
+class HandoverNoteSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)

@@ -1,0 +1,33 @@
+"""Warranty services: every write of the warranty app, one module per concern.
+
+Every service is atomic, locks what it changes, and writes an audit event in the same transaction. Callers
+import from this package; the modules are `registrations` (the warranty registered in the customer's name
+at allocation), `records` (one record per serial at handover), `handover` (a server to its customer, and
+the order that closes with its last server), `claims` (RMA with replacement lineage) and `expiry` (the
+daily digests).
+"""
+
+from warranty.services.claims import (
+    claim_approve,
+    claim_close,
+    claim_open,
+    claim_reject,
+    claim_ship_replacement,
+)
+from warranty.services.expiry import expiry_notice_send, expiry_notify
+from warranty.services.handover import server_hand_over
+from warranty.services.records import warranty_records_create
+from warranty.services.registrations import registrations_record
+
+__all__ = [
+    "claim_approve",
+    "claim_close",
+    "claim_open",
+    "claim_reject",
+    "claim_ship_replacement",
+    "expiry_notice_send",
+    "expiry_notify",
+    "registrations_record",
+    "server_hand_over",
+    "warranty_records_create",
+]

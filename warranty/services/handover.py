@@ -1,0 +1,55 @@
+"""Handing a server over to its customer, and the order that closes with its last server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from builds.choices import ServerStatus
+from builds.models import Server
+from builds.services import lock_server, server_transition
+from orders.choices import OrderStatus
+from orders.models import Order
+from orders.services import order_close, order_hand_over
+from warranty.selectors import hand_over_missing
+from werkbank.errors import RuleViolation
+from werkbank.tasks import enqueue_on_commit
+
+
+@transaction.atomic
+def server_hand_over(*, server: Server, actor: Any, note: str = "") -> Server:
+    """deployed → handed_over, once the server is deployed and a ready handover pack exists (a 409 lists
+    every missing precondition at once).
+
+    On commit the warranty records task creates the server's records (start: today). When this was the
+    order's last server not handed over, the order follows: deployment → handed_over → closed (the order
+    map has no shortcut; both steps are audited and notified), or handed_over → closed.
+    """
+    locked = lock_server(server)
+    missing = hand_over_missing(server=locked)
+    if missing:
+        raise RuleViolation(
+            f"Server {locked.hostname} cannot be handed over yet. " + " ".join(missing),
+            missing=missing,
+            code="handover_incomplete",
+        )
+    handed = server_transition(
+        server=locked, actor=actor, target=ServerStatus.HANDED_OVER, verb="hand_over", note=note
+    )
+    from warranty.tasks import warranty_records_create_task
+
+    enqueue_on_commit(warranty_records_create_task, server_id=handed.pk)
+    _close_order_when_complete(order=handed.order, actor=actor)
+    return handed
+
+
+def _close_order_when_complete(*, order: Order, actor: Any) -> None:
+    locked = Order.objects.select_for_update().get(pk=order.pk)
+    if locked.servers.exclude(status=ServerStatus.HANDED_OVER).exists():
+        return
+    note = "Every server of the order is handed over."
+    if locked.status == OrderStatus.DEPLOYMENT:
+        locked = order_hand_over(order=locked, actor=actor, note=note)
+    if locked.status == OrderStatus.HANDED_OVER:
+        order_close(order=locked, actor=actor, note=note)
