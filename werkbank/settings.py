@@ -189,7 +189,7 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "werkbank@localhost")
-# Where customers reach this site: the links in e-mails (a portal order page, the warranty digest) start with it.
+# Where customers reach this site: e-mail links (a portal order page, the warranty digest) start with it.
 WERKBANK_PUBLIC_URL = os.environ.get("WERKBANK_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 
 # --- API ---------------------------------------------------------------------------------------------
