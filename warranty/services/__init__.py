@@ -1,0 +1,1 @@
+"""Warranty services: every write of the warranty app, one module per concern (`packs`: handover packs)."""
