@@ -290,7 +290,7 @@ def _chart(series: GpuSeries, *, values: list[float | None], title: str, unit: s
     return drawing
 
 
-# --- the pack's sections -------------------------------------------------------------------------------------
+# --- the pack's sections ----------------------------------------------------------------------------
 
 
 def _cover(data: PackData, *, revision: int, generated_at: datetime) -> list[Flowable]:
@@ -740,9 +740,7 @@ def _signoff(data: PackData) -> list[Flowable]:
                 Paragraph(_esc(_("Sign-off")), st.h1),
                 Paragraph(
                     _esc(
-                        _(
-                            "%(customer)s receives the server %(hostname)s (%(tag)s) as documented in this pack."
-                        )
+                        _("%(customer)s receives the server %(hostname)s (%(tag)s) as documented here.")
                         % {
                             "customer": data.order.customer.name,
                             "hostname": data.server.hostname,
@@ -815,8 +813,8 @@ def certificate_pdf(order: Any, rows: list[WarrantyRow], *, language: str, issue
                 _esc(
                     _(
                         "We warrant every serial below in the name of %(customer)s for the term shown. A "
-                        "warranty starts at the server's handover; a serial replaced under warranty keeps the "
-                        "remaining term of the one it replaced."
+                        "warranty starts at the server's handover; a serial replaced under warranty keeps "
+                        "the remaining term of the one it replaced."
                     )
                     % {"customer": order.customer.name}
                 ),
