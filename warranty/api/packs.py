@@ -5,7 +5,7 @@ part grows on its own.
 Reads: PMs, and the members of the server's (or order's) customer, through `visible_to`; the assembly
 partner built the server but is not handed its pack (404). Requesting a pack: PMs only (a customer who sees
 the server's packs gets 403). A download checks access first (404 for anyone who may not see the pack), and
-a pack that is not ready has no file yet (404 saying so).
+a pack that is not ready has no file yet (404 saying so): warranty/downloads.py.
 """
 
 from __future__ import annotations
@@ -15,21 +15,18 @@ from typing import Any
 import django_filters
 from django.db.models import Q, QuerySet
 from django.http import FileResponse, HttpResponse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from builds.models import Server
 from orders.models import Order
 from warranty.choices import PackLanguage, PackStatus
-from warranty.documents import certificate_pdf
+from warranty.downloads import certificate_response, pack_file_response
 from warranty.models import HandoverPack
-from warranty.selectors import certificate_servers, warranty_rows
 from warranty.services.packs import pack_request
 from werkbank.api.permissions import require_pm
 from werkbank.api.serializers import AudienceFieldsMixin
@@ -116,27 +113,6 @@ class HandoverPackFilter(django_filters.FilterSet):
         return queryset.filter(Q(server__asset_tag__icontains=value) | Q(server__hostname__icontains=value))
 
 
-def _attachment(pack: HandoverPack, kind: str) -> FileResponse:
-    """The pack's PDF or ZIP as an attachment; 404 while the pack has no stored file."""
-    field = pack.pdf if kind == "pdf" else pack.zip
-    if pack.status != PackStatus.READY or not field.name:
-        raise NotFound(
-            f"Pack r{pack.revision} of {pack.server.asset_tag} is {pack.status}: it has no {kind} yet."
-        )
-    try:
-        handle = field.open("rb")
-    except FileNotFoundError as missing:  # the moment between the commit and the file's write
-        raise NotFound(f"Pack r{pack.revision}'s {kind} is being stored; try again in a moment.") from missing
-    response = FileResponse(
-        handle,
-        as_attachment=True,
-        filename=f"{pack.server.asset_tag}-handover-r{pack.revision}-{pack.language}.{kind}",
-        content_type="application/pdf" if kind == "pdf" else "application/zip",
-    )
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
-
-
 class HandoverPackViewSet(
     VisibleToMixin,
     mixins.ListModelMixin,
@@ -178,7 +154,7 @@ class HandoverPackViewSet(
     @extend_schema(responses={(200, "application/pdf"): PDF}, summary="The pack's PDF, once it is ready.")
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
     def pdf(self, request: Request, pk: str | None = None) -> FileResponse:
-        return _attachment(self.get_object(), "pdf")
+        return pack_file_response(self.get_object(), "pdf")
 
     @extend_schema(
         responses={(200, "application/zip"): ZIP},
@@ -186,20 +162,7 @@ class HandoverPackViewSet(
     )
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
     def zip(self, request: Request, pk: str | None = None) -> FileResponse:
-        return _attachment(self.get_object(), "zip")
-
-
-def certificate_response(order: Order, *, language: str | None) -> HttpResponse:
-    """The order's warranty certificate as a PDF attachment (the API and the portal serve the same)."""
-    chosen = language if language in PackLanguage.values else None
-    customer_language = order.customer.language
-    chosen = chosen or (customer_language if customer_language in PackLanguage.values else PackLanguage.EN)
-    rows = warranty_rows(servers=certificate_servers(order=order))
-    content = certificate_pdf(order, rows, language=chosen, issued_on=timezone.localdate())
-    response = HttpResponse(content, content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="{order.reference}-warranty-certificate.pdf"'
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+        return pack_file_response(self.get_object(), "zip")
 
 
 class WarrantyCertificateViewSet(VisibleToMixin, viewsets.GenericViewSet):
