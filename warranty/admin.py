@@ -8,6 +8,7 @@ from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.html import format_html
 
 from builds.models import Server
@@ -93,9 +94,9 @@ class HandoverPackAdmin(PMAdmin):
         if pack.status != PackStatus.READY:
             return "—"
         return format_html(
-            '<a href="/api/v1/handover/packs/{}/pdf/">PDF</a> · <a href="/api/v1/handover/packs/{}/zip/">ZIP</a>',
-            pack.pk,
-            pack.pk,
+            '<a href="{}">PDF</a> · <a href="{}">ZIP</a>',
+            reverse("handover-pack-pdf", args=[pack.pk]),
+            reverse("handover-pack-zip", args=[pack.pk]),
         )
 
     def save_model(self, request: HttpRequest, obj: HandoverPack, form: Any, change: bool) -> None:
