@@ -488,5 +488,14 @@ def telemetry_csv_rows(*, run: BurnInRun) -> bytes:
     )
     for row in rows:
         at = row[1].astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        writer.writerow("" if v is None else v for v in (row[0], at, *row[2:]))
+        writer.writerow((row[0], at, *(_csv_number(value) for value in row[2:])))
     return out.getvalue().encode()
+
+
+def _csv_number(value: float | int | None) -> str:
+    """A number as PostgreSQL writes it: the shortest text that reads back exactly, '61' for 61.0."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)

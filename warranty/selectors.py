@@ -127,10 +127,9 @@ def warranty_rows(*, servers: list[Server]) -> list[WarrantyRow]:
         )
         for record in records
     ]
-    # Server rows first within each server, as the derived rows come.
-    rows.sort(key=lambda row: (row.server_id, row.kind != RecordKind.SERVER, row.serial))
     derived = _derived_rows([server for server in servers if server.pk not in with_records])
-    return sorted(rows + derived, key=lambda row: (row.hostname, row.kind != RecordKind.SERVER))
+    # By server, the server's own row first, then by serial: the same order from records or derived.
+    return sorted(rows + derived, key=lambda row: (row.hostname, row.kind != RecordKind.SERVER, row.serial))
 
 
 def certificate_servers(*, order: Order) -> list[Server]:
