@@ -37,6 +37,7 @@ from typing import Any
 import reportlab
 from django.utils import formats, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 from reportlab.graphics.barcode.qr import QrCodeWidget
 from reportlab.graphics.charts.lineplots import LinePlot
 from reportlab.graphics.shapes import Drawing, String
@@ -299,7 +300,7 @@ def _cover(data: PackData, *, revision: int, generated_at: datetime) -> list[Flo
     run = data.run
     facts = [
         (_("Customer"), order.customer.name),
-        (_("Order"), order.reference),
+        (pgettext("a customer's order", "Order"), order.reference),
         (_("Configuration"), order.configuration.name),
         (_("Server"), server.hostname),
         (_("Hostname"), server.hostname),
@@ -694,10 +695,10 @@ def _warranty_table(rows: list[WarrantyRow], *, with_server: bool) -> list[Flowa
         for row in rows
     ]
     header = [_("Kind"), _("Serial"), _("Description"), _("Term"), _("Start"), _("End")]
-    widths: tuple[float, ...] = (18, 34, 58, 20, 26, 18)
+    widths: tuple[float, ...] = (18, 34, 52, 22, 25, 23)
     if with_server:
         header = [_("Server"), *header]
-        widths = (26, 16, 30, 42, 18, 24, 18)
+        widths = (25, 18, 30, 37, 18, 23, 23)
     return _table(header, cells, widths)
 
 
@@ -799,7 +800,7 @@ def certificate_pdf(order: Any, rows: list[WarrantyRow], *, language: str, issue
         title = _("Warranty certificate")
         facts = [
             (_("Customer"), order.customer.name),
-            (_("Order"), order.reference),
+            (pgettext("a customer's order", "Order"), order.reference),
             (_("Warranty term"), _("%(months)s months") % {"months": order.warranty_months}),
             (_("Servers"), str(len({row.server_id for row in rows}))),
             (_("Serials"), str(len(rows))),
@@ -839,7 +840,7 @@ def table_pdf(rows: list[WarrantyRow], *, chunk: int = TABLE_CHUNK, long_table: 
         story = _table(
             ["Server", "Kind", "Serial", "Description", "Term", "Start", "End"],
             [(r.hostname, r.kind, r.serial, r.description, r.term_months, r.start, r.end) for r in rows],
-            (26, 16, 30, 42, 18, 24, 18),
+            (25, 18, 30, 37, 18, 23, 23),
             chunk=len(rows) or 1,
             long_table=long_table,
         )
