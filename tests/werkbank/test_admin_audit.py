@@ -403,6 +403,10 @@ ADMIN_SAVES: dict[str, tuple[str | None, Any]] = {
         "tests/deployment/test_admin.py::test_listings_are_added_through_the_service_and_are_read_only",
         ("deployment.listing",),
     ),
+    "warranty.handoverpack": (
+        "tests/warranty/test_admin_packs.py::test_a_pm_asks_for_a_pack_and_runs_a_failed_one_again_in_the_admin",
+        ("pack.request", "pack.retry"),
+    ),
 }
 
 PROJECT_APPS = {"werkbank", "inventory", "orders", "builds", "burnin", "deployment", "warranty"}
