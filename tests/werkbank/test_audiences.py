@@ -29,6 +29,7 @@ from orders.services import order_approve, order_procure, order_submit, order_up
 from tests import factories
 from tests.conftest import Tenants, api_client
 from tests.werkbank import test_isolation as iso
+from warranty.models import HandoverPack
 
 pytestmark = pytest.mark.django_db
 
@@ -94,6 +95,7 @@ def world(tenants: Tenants) -> World:
     RackPlacement.objects.filter(pk=deployment.placement.pk).update(
         power_override_reason="Internal: the colo lets us run this PDU hot"
     )
+    HandoverPack.objects.create(server=deployment.ready, revision=1, language="en", generated_by=tenants.pm)
     world = World(iso=w, builds=builds, gate=gate, deployment=deployment, events_order=_events_order(tenants))
     world.urls = _urls(world)
     return world
@@ -169,6 +171,8 @@ def _urls(w: World) -> dict[str, str]:
         "platform-listing-list": "/api/v1/platform-listings/",
         "platform-listing-detail": f"/api/v1/platform-listings/{d.listing.pk}/",
         "deployment-server-detail": f"/api/v1/deployment/servers/{d.ready.asset_tag}/",
+        "handover-pack-list": f"/api/v1/handover/packs/?server={d.ready.pk}",
+        "handover-pack-detail": f"/api/v1/handover/packs/{HandoverPack.objects.get(server=d.ready).pk}/",
     }
 
 
@@ -680,6 +684,29 @@ LISTING = {
     "recorded_by",
     "recorded_at",
 }
+PACK = {
+    "id",
+    "server",
+    "asset_tag",
+    "hostname",
+    "revision",
+    "language",
+    "status",
+    "progress",
+    "error",
+    "attempts",
+    "pdf_url",
+    "pdf_sha256",
+    "pdf_size",
+    "zip_url",
+    "zip_sha256",
+    "zip_size",
+    "generated_by",
+    "created_at",
+    "started_at",
+    "finished_at",
+}
+PACK_INTERNAL = {"error", "attempts", "generated_by"}  # a failure's text, the retries, a PM's login
 DEPLOY_STATE = (
     {"asset_tag", "hostname", "status", "deployed", "ready", "missing", "listing"}  # listing: null here
     | nested(
@@ -845,6 +872,12 @@ TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     ),
     "deployment-server-detail": _shared(DEPLOY_STATE, partner_lacks=set(), customer_lacks=set()),
     "deployment-server-deploy": SameAs("deployment-server-detail"),
+    # warranty: the pack is the customer's document; the partner built the server but is not handed it
+    "handover-pack-list": _customer_row(PACK, internal=PACK_INTERNAL, list_route=True),
+    "handover-pack-detail": _customer_row(PACK, internal=PACK_INTERNAL),
+    "handover-pack-pdf": NotJson("PDF"),
+    "handover-pack-zip": NotJson("ZIP"),
+    "warranty-certificate-detail": NotJson("PDF"),
 }
 
 
