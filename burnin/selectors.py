@@ -444,7 +444,7 @@ TELEMETRY_CSV_COLUMNS = (
 
 def telemetry_csv(*, run: BurnInRun) -> bytes:
     """Every telemetry sample of `run` as CSV (a header, then one row per GPU and sample, by GPU and time;
-    times in UTC ISO 8601, an empty cell where the probe had no value). One query.
+    times in UTC as "2026-08-14 06:00:30+00", an empty cell where the probe had no value). One query.
 
     On PostgreSQL the database writes the CSV itself (COPY … TO STDOUT): for a 72 h run of 8 GPUs (207,360
     samples) that takes about a tenth of what reading the rows into Python and writing them with the csv
@@ -454,15 +454,10 @@ def telemetry_csv(*, run: BurnInRun) -> bytes:
     columns = [quote(meta.get_field(name).column) for name in TELEMETRY_CSV_COLUMNS]
     order = f"{quote(meta.get_field('gpu_index').column)}, {quote(meta.get_field('at').column)}"
     if connection.vendor == "postgresql":
-        at = quote(meta.get_field("at").column)
-        selected = [
-            f"to_char({at} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-            if column == at
-            else column
-            for column in columns
-        ]
+        # The session's time zone is UTC (Django sets it with USE_TZ), so a timestamp prints as
+        # "2026-08-14 06:00:30+00": formatting it with to_char would double the query's time.
         sql = (
-            f"COPY (SELECT {', '.join(selected)} FROM {quote(meta.db_table)} "
+            f"COPY (SELECT {', '.join(columns)} FROM {quote(meta.db_table)} "
             f"WHERE {quote(meta.get_field('run').column)} = {int(run.pk)} ORDER BY {order}) "
             "TO STDOUT WITH (FORMAT csv)"
         )
@@ -487,9 +482,16 @@ def telemetry_csv_rows(*, run: BurnInRun) -> bytes:
         .iterator(chunk_size=10_000)
     )
     for row in rows:
-        at = row[1].astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        writer.writerow((row[0], at, *(_csv_number(value) for value in row[2:])))
+        writer.writerow((row[0], _csv_time(row[1]), *(_csv_number(value) for value in row[2:])))
     return out.getvalue().encode()
+
+
+def _csv_time(value: datetime) -> str:
+    """A time as PostgreSQL writes a timestamptz in UTC: "2026-08-14 06:00:30.5+00"."""
+    text = value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    return f"{text}+00"
 
 
 def _csv_number(value: float | int | None) -> str:

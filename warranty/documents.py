@@ -30,7 +30,7 @@ import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,6 @@ from reportlab.platypus import (
     Table,
     TableStyle,
 )
-from reportlab.platypus.tables import LongTable
 
 from burnin.choices import StageStatus
 from burnin.selectors import GpuSeries
@@ -75,8 +74,9 @@ PDF_NAME, CSV_NAME, REPORT_NAME, MANIFEST_NAME = (
     "manifest.json",
 )
 MANIFEST_FORMAT = 1
-#: Rows per table chunk: one table never spans pages, so reportlab never splits one (splitting a long
-#: table re-measures every remaining row on each page: bench/bench_handover.py measures the difference).
+#: Rows per chunk of a table of paragraphs (`_table`, for cells that wrap): a chunk rarely spans a page,
+#: so reportlab seldom splits one (a split re-measures every remaining row). Long tables of short facts
+#: are `GridRows`, which bench/bench_handover.py compares with one split Table.
 TABLE_CHUNK = 40
 GRID = colors.HexColor("#b8bec6")
 HEAD = colors.HexColor("#e8ecf0")
@@ -202,7 +202,6 @@ def _table(
     *,
     highlight: Callable[[int, Sequence[Any]], colors.Color | None] | None = None,
     chunk: int = TABLE_CHUNK,
-    long_table: bool = False,
 ) -> list[Flowable]:
     """A table as chunks of `chunk` rows, each repeating the header (one chunk never spans pages)."""
     st = _styles()
@@ -217,7 +216,6 @@ def _table(
         ("TOPPADDING", (0, 0), (-1, -1), 1.5),
         ("BOTTOMPADDING", (0, 0), (-1, -1), 1.5),
     ]
-    kind = LongTable if long_table else Table
     parts: list[Flowable] = []
     for start in range(0, len(cells), chunk):
         part = cells[start : start + chunk]
@@ -227,10 +225,99 @@ def _table(
                 color = highlight(start + offset - 1, row)
                 if color is not None:
                     chunk_style.append(("TEXTCOLOR", (0, offset), (-1, offset), color))
-        table = kind([head, *part], colWidths=[w * mm for w in widths], repeatRows=1)
+        table = Table([head, *part], colWidths=[w * mm for w in widths], repeatRows=1)
         table.setStyle(TableStyle(chunk_style))
         parts.append(table)
     return parts
+
+
+class GridRows(Flowable):
+    """A table of one-line rows drawn straight onto the canvas: a header, then rows of equal height, each
+    cell clipped with "…" to its column. It splits between any two rows (repeating the header) without
+    measuring anything again, which is what makes long tables cheap: reportlab's Table measures every cell
+    of every row on each split (bench/bench_handover.py compares the two). For tables whose cells are
+    short facts (serials, dates, terms); prose with wrapping stays in `_table`."""
+
+    def __init__(
+        self,
+        header: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        widths: Sequence[float],
+        *,
+        font_size: float = 7.5,
+        emphasis: Callable[[Sequence[str]], bool] | None = None,
+        as_text: bool = True,
+    ) -> None:
+        super().__init__()
+        self.header = [str(text) for text in header]
+        # A split hands on rows that are text already: converting them again would make a long table's
+        # pages cost the square of its rows.
+        self.rows = [["" if c is None else str(c) for c in row] for row in rows] if as_text else rows
+        self.widths = list(widths)  # points
+        self.font_size = font_size
+        self.row_height = font_size * 1.55
+        self.emphasis = emphasis
+
+    def wrap(self, available_width: float, available_height: float) -> tuple[float, float]:
+        self.width = sum(self.widths)
+        self.height = (len(self.rows) + 1) * self.row_height
+        return self.width, self.height
+
+    def split(self, available_width: float, available_height: float) -> list[Flowable]:
+        fits = int(available_height // self.row_height) - 1  # less the header
+        if fits < 1 or fits >= len(self.rows):
+            return [] if fits < 1 else [self]
+        first, rest = self.rows[:fits], self.rows[fits:]
+        return [
+            GridRows(
+                self.header,
+                part,
+                self.widths,
+                font_size=self.font_size,
+                emphasis=self.emphasis,
+                as_text=False,
+            )
+            for part in (first, rest)
+        ]
+
+    def draw(self) -> None:
+        canvas, h, size = self.canv, self.row_height, self.font_size
+        width, height = sum(self.widths), self.height
+        canvas.setFillColor(HEAD)
+        canvas.rect(0, height - h, width, h, stroke=0, fill=1)
+        canvas.setStrokeColor(GRID)
+        canvas.setLineWidth(0.4)
+        lines = [(0, height - n * h, width, height - n * h) for n in range(len(self.rows) + 2)]
+        x = 0.0
+        for column in [0.0, *self.widths]:
+            x += column
+            lines.append((x, 0, x, height))
+        canvas.lines(lines)
+        # One text object for the whole table: a drawString per cell would start one each.
+        text = canvas.beginText()
+        for number, row in enumerate([self.header, *self.rows]):
+            baseline = height - (number + 1) * h + (h - size) / 2 + 1.2
+            bold = number == 0 or (self.emphasis is not None and self.emphasis(row))
+            font = FONT_BOLD if bold else FONT
+            text.setFont(font, size)
+            text.setFillColor(FAIL if number and bold else colors.black)
+            x = 0.0
+            for cell, column in zip(row, self.widths, strict=False):
+                text.setTextOrigin(x + 2, baseline)
+                text.textOut(_fit(cell, column - 4, font, size))
+                x += column
+        canvas.drawText(text)
+
+
+@lru_cache(maxsize=20_000)
+def _fit(text: str, room: float, font: str, size: float) -> str:
+    """`text`, cut with "…" to fit `room` points. Cached: a long table repeats most of its cells (the part,
+    the term, the dates), and measuring a TrueType string is reportlab's slowest step here."""
+    if pdfmetrics.stringWidth(text, font, size) <= room:
+        return text
+    while text and pdfmetrics.stringWidth(text + "…", font, size) > room:
+        text = text[: max(len(text) - max(len(text) // 8, 1), 0)]
+    return text + "…"
 
 
 def _pairs(rows: Sequence[tuple[str, Any]], widths: tuple[float, float] = (45, 129)) -> Table:
@@ -359,11 +446,11 @@ def _configuration(data: PackData) -> list[Flowable]:
         Paragraph(_esc(_("Bill of materials")), st.h2),
         *_table([_("Qty"), _("Category"), _("Part"), _("MPN")], lines, (12, 28, 90, 44)),
         Paragraph(_esc(_("Every serial by connector")), st.h2),
-        *_table(
+        GridRows(
             [_("Connector"), _("Kind"), _("Serial"), _("Part (MPN)"), _("State")],
             cells,
-            (28, 32, 46, 44, 24),
-            highlight=lambda _i, row: FAIL if row[4] == states["blacklisted"] else None,
+            [w * mm for w in (28, 32, 46, 44, 24)],
+            emphasis=lambda row: row[4] == states["blacklisted"],
         ),
     ]
 
@@ -680,6 +767,8 @@ def _onboarding(data: PackData) -> list[Flowable]:
 
 
 def _warranty_table(rows: list[WarrantyRow], *, with_server: bool) -> list[Flowable]:
+    if not rows:
+        return [Paragraph(_esc(_("None.")), _styles().body)]
     from_handover = _("from handover")
     kinds = {RecordKind.SERVER: _("Server"), RecordKind.COMPONENT: _("Component")}
     cells = [
@@ -695,11 +784,11 @@ def _warranty_table(rows: list[WarrantyRow], *, with_server: bool) -> list[Flowa
         for row in rows
     ]
     header = [_("Kind"), _("Serial"), _("Description"), _("Term"), _("Start"), _("End")]
-    widths: tuple[float, ...] = (18, 34, 52, 22, 25, 23)
+    widths: tuple[float, ...] = (18, 30, 62, 20, 22, 22)
     if with_server:
         header = [_("Server"), *header]
-        widths = (25, 18, 30, 37, 18, 23, 23)
-    return _table(header, cells, widths)
+        widths = (24, 17, 28, 49, 18, 19, 19)
+    return [GridRows(header, cells, [w * mm for w in widths])]
 
 
 def _warranty(data: PackData) -> list[Flowable]:
@@ -832,17 +921,18 @@ def certificate_pdf(order: Any, rows: list[WarrantyRow], *, language: str, issue
         return _render(story, title=f"{title} {order.reference}", footer=footer)
 
 
-def table_pdf(rows: list[WarrantyRow], *, chunk: int = TABLE_CHUNK, long_table: bool = False) -> bytes:
-    """A document of only the warranty table (the bench's measure of table pages per second)."""
+def table_pdf(rows: list[WarrantyRow], *, grid: bool = True) -> bytes:
+    """A document of only the warranty table, as the pack draws it (`grid`), or as a reportlab Table of
+    paragraphs split page by page: the bench's measure of table pages per second."""
     _fonts()
-    story = _warranty_table(rows, with_server=True) if chunk else []
-    if not chunk:  # the slow alternative: one table that reportlab splits page by page
+    if grid:
+        story = _warranty_table(rows, with_server=True)
+    else:
         story = _table(
             ["Server", "Kind", "Serial", "Description", "Term", "Start", "End"],
             [(r.hostname, r.kind, r.serial, r.description, r.term_months, r.start, r.end) for r in rows],
-            (25, 18, 30, 37, 18, 23, 23),
+            (24, 17, 28, 49, 18, 19, 19),
             chunk=len(rows) or 1,
-            long_table=long_table,
         )
     return _render(story, title="table", footer=lambda page, pages: f"page {page} of {pages}")
 
