@@ -56,23 +56,10 @@ class HandoverPackAdmin(PMAdmin):
     list_select_related = ["server"]
     show_full_result_count = False
     actions = ["retry_failed", "request_new_revision"]
+    #: Every column but the files' names, which `files` links instead.
     readonly = [
-        "server",
-        "revision",
-        "language",
-        "status",
-        "progress",
-        "error",
-        "attempts",
+        *(field.name for field in HandoverPack._meta.fields if field.name not in {"id", "pdf", "zip"}),
         "files",
-        "pdf_sha256",
-        "pdf_size",
-        "zip_sha256",
-        "zip_size",
-        "generated_by",
-        "created_at",
-        "started_at",
-        "finished_at",
     ]
 
     def get_form(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:

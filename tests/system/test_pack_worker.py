@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.system.conftest import Worker, start_worker, stop_worker
+from tests.system.conftest import start_worker, stop_worker
+from tests.system.test_task_chaos import _wait_for
 from tests.warranty.packs_rig import load_demo
 from warranty.choices import PackStatus
 from warranty.documents import verify_zip
@@ -20,15 +20,6 @@ from warranty.models import HandoverPack
 from warranty.services.packs import pack_request
 
 pytestmark = [pytest.mark.system, pytest.mark.django_db(transaction=True)]
-
-
-def _wait_for(condition: Callable[[], bool], *workers: Worker, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            logs = "\n".join(worker.log.read_text() for worker in workers)
-            raise AssertionError(f"timed out; worker logs:\n{logs}")
-        time.sleep(0.1)
 
 
 def test_a_worker_killed_mid_render_leaves_exactly_one_ready_pack_that_verifies(
