@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from builds.choices import ServerStatus
+
 
 class PackStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
@@ -59,8 +61,8 @@ PACK_TRANSITIONS: dict[str, frozenset[str]] = {
     PackStatus.FAILED: frozenset({PackStatus.RUNNING}),
     PackStatus.READY: frozenset(),
 }
-#: Server statuses ("deployed" in the server lifecycle, builds/choices.py) for which a pack may be asked
+#: Server statuses for which a pack may be asked
 #: for: the pack prints the rack placement, the addresses and the monitoring access, which exist once the
 #: server is deployed; after the handover a new revision may still be issued (another language, a
 #: replacement under warranty).
-PACK_SERVER_STATUSES = frozenset({"deployed", "handed_over"})
+PACK_SERVER_STATUSES = frozenset({ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})

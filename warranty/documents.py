@@ -37,7 +37,7 @@ from typing import Any
 import reportlab
 from django.utils import formats, translation
 from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
+from django.utils.translation import gettext_lazy, pgettext
 from reportlab.graphics.barcode.qr import QrCodeWidget
 from reportlab.graphics.charts.lineplots import LinePlot
 from reportlab.graphics.shapes import Drawing, String
@@ -61,8 +61,10 @@ from reportlab.platypus import (
     TableStyle,
 )
 
+from builds.choices import ConnectorKind
 from burnin.choices import StageStatus
 from burnin.selectors import GpuSeries
+from inventory.choices import PartCategory
 from warranty.choices import RecordKind
 from warranty.selectors import PackData, WarrantyRow
 
@@ -83,6 +85,34 @@ HEAD = colors.HexColor("#e8ecf0")
 MUTED = colors.HexColor("#555b63")
 WARN = colors.HexColor("#a15c00")
 FAIL = colors.HexColor("#b00020")
+
+
+#: The labels of builds' connector kinds and inventory's part categories, translated for the pack (their
+#: choices are English: the API and the admin speak English).
+CONNECTOR_KINDS = {
+    ConnectorKind.CHASSIS: gettext_lazy("Chassis"),
+    ConnectorKind.BOARD: gettext_lazy("Mainboard mount"),
+    ConnectorKind.CPU_SOCKET: gettext_lazy("CPU socket"),
+    ConnectorKind.PCIE_SLOT: gettext_lazy("PCIe slot"),
+    ConnectorKind.RISER_PORT: gettext_lazy("Riser port"),
+    ConnectorKind.GPU_POWER: gettext_lazy("GPU power cable"),
+    ConnectorKind.DIMM_SLOT: gettext_lazy("DIMM slot"),
+    ConnectorKind.NVME_BAY: gettext_lazy("NVMe bay"),
+    ConnectorKind.PSU_BAY: gettext_lazy("PSU bay"),
+}
+PART_CATEGORIES = {
+    PartCategory.GPU: gettext_lazy("GPU"),
+    PartCategory.CPU: gettext_lazy("CPU"),
+    PartCategory.MEMORY: gettext_lazy("Memory"),
+    PartCategory.STORAGE: gettext_lazy("Storage"),
+    PartCategory.MOTHERBOARD: gettext_lazy("Motherboard"),
+    PartCategory.CHASSIS: gettext_lazy("Chassis"),
+    PartCategory.PSU: gettext_lazy("Power supply"),
+    PartCategory.NIC: gettext_lazy("Network card"),
+    PartCategory.RISER: gettext_lazy("Riser / cable"),
+    PartCategory.COOLING: gettext_lazy("Cooling"),
+    PartCategory.OTHER: gettext_lazy("Other"),
+}
 
 
 @cache
@@ -430,7 +460,7 @@ def _configuration(data: PackData) -> list[Flowable]:
     lines = [
         (
             line.quantity,
-            line.part.get_category_display(),
+            str(PART_CATEGORIES.get(line.part.category, line.part.get_category_display())),
             f"{line.part.manufacturer} {line.part.name}",
             line.part.mpn,
         )
@@ -438,7 +468,13 @@ def _configuration(data: PackData) -> list[Flowable]:
     ]
     states = {"occupied": _("installed"), "free": _("free"), "blacklisted": _("blacklisted")}
     cells = [
-        (c["name"], c["kind_label"], c["serial"] or "—", c["part_mpn"] or "—", states[c["state"]])
+        (
+            c["name"],
+            str(CONNECTOR_KINDS.get(c["kind"], c["kind_label"])),
+            c["serial"] or "—",
+            c["part_mpn"] or "—",
+            states[c["state"]],
+        )
         for c in data.connectors
     ]
     return [
