@@ -113,6 +113,26 @@ PART_CATEGORIES = {
     PartCategory.COOLING: gettext_lazy("Cooling"),
     PartCategory.OTHER: gettext_lazy("Other"),
 }
+#: The other English labels the pack prints, by their stored value.
+LABELS = {
+    "pass": gettext_lazy("Pass"),
+    "fail": gettext_lazy("Fail"),
+    "incomplete": gettext_lazy("Incomplete"),
+    "unverified": gettext_lazy("Unverified"),
+    "verified": gettext_lazy("Verified"),
+    "deverified": gettext_lazy("Deverified"),
+    "colocation": gettext_lazy("Colocation"),
+    "customer_room": gettext_lazy("Customer's own room"),
+    "front": gettext_lazy("Front"),
+    "rear": gettext_lazy("Rear"),
+    "measured": gettext_lazy("measured at the outlet"),
+    "burn_in": gettext_lazy("burn-in GPU power + host overhead"),
+    "budget": gettext_lazy("configuration budget (TDP)"),
+}
+
+
+def _label(value: str, fallback: str) -> str:
+    return str(LABELS.get(value, fallback))
 
 
 @cache
@@ -544,7 +564,7 @@ def _burnin(data: PackData) -> list[Flowable]:
     summary = [
         (_("Run"), f"{_date(run.started_at)} – {_date(run.ended_at)}"),
         (_("Duration"), _num(hours, 1, "h")),
-        (_("Result of the analysis"), run.get_result_display()),
+        (_("Result of the analysis"), _label(run.result, run.get_result_display())),
         (_("Matmuls checked"), _num(matmuls, 0)),
         (_("Compute errors (mismatches + NaN)"), _num(errors, 0)),
         (_("Peak temperature"), _num(max(peaks), 1, "°C") if peaks else "—"),
@@ -704,13 +724,19 @@ def _placement(data: PackData) -> list[Flowable]:
         return [*flowables, Paragraph(_esc(_("The server has no rack placement.")), st.body)]
     rack, site = placement.rack, placement.rack.site
     facts = [
-        (_("Site"), f"{site.name} ({site.get_kind_display()}, {site.country})"),
+        (_("Site"), f"{site.name} ({_label(site.kind, site.get_kind_display())}, {site.country})"),
         (_("Address"), site.address),
         (_("Rack"), rack.name),
-        (_("Position"), f"U{placement.lowest_u}–U{placement.top_u} ({placement.get_face_display()})"),
+        (
+            _("Position"),
+            f"U{placement.lowest_u}–U{placement.top_u} "
+            f"({_label(placement.face, placement.get_face_display())})",
+        ),
         (
             _("Wall power"),
-            f"{_num(data.power.wall_w, 0, 'W')} ({data.power.source_label})" if data.power else "—",
+            f"{_num(data.power.wall_w, 0, 'W')} ({_label(data.power.source, data.power.source_label)})"
+            if data.power
+            else "—",
         ),
     ]
     rows = [
@@ -728,11 +754,15 @@ def _placement(data: PackData) -> list[Flowable]:
         *flowables,
         _pairs(facts),
         Spacer(1, 3 * mm),
-        Paragraph(_esc(_("Circuits feeding this server")), st.h2),
-        *_table(
-            [_("Feed"), _("Leg"), _("Rating"), _("Continuous limit"), _("Load"), _("Of limit")],
-            rows,
-            (26, 12, 46, 32, 30, 28),
+        KeepTogether(
+            [
+                Paragraph(_esc(_("Circuits feeding this server")), st.h2),
+                *_table(
+                    [_("Feed"), _("Leg"), _("Rating"), _("Continuous limit"), _("Load"), _("Of limit")],
+                    rows,
+                    (26, 12, 46, 32, 30, 28),
+                ),
+            ]
         ),
     ]
 
@@ -794,7 +824,7 @@ def _onboarding(data: PackData) -> list[Flowable]:
     facts = [
         (_("Platform"), listing.get_platform_display()),
         (_("Machine id"), listing.machine_id or "—"),
-        (_("Verification"), listing.get_verification_display()),
+        (_("Verification"), _label(listing.verification, listing.get_verification_display())),
         (_("Listed on"), _date(listing.listed_on)),
         (_("Verified on"), _date(listing.verified_on)),
         (_("Reliability"), _num(listing.reliability, 4) if listing.reliability is not None else "—"),
@@ -820,10 +850,10 @@ def _warranty_table(rows: list[WarrantyRow], *, with_server: bool) -> list[Flowa
         for row in rows
     ]
     header = [_("Kind"), _("Serial"), _("Description"), _("Term"), _("Start"), _("End")]
-    widths: tuple[float, ...] = (18, 30, 62, 20, 22, 22)
+    widths: tuple[float, ...] = (23, 30, 57, 20, 22, 22)
     if with_server:
         header = [_("Server"), *header]
-        widths = (24, 17, 28, 49, 18, 19, 19)
+        widths = (24, 22, 28, 44, 18, 19, 19)
     return [GridRows(header, cells, [w * mm for w in widths])]
 
 
@@ -967,7 +997,7 @@ def table_pdf(rows: list[WarrantyRow], *, grid: bool = True) -> bytes:
         story = _table(
             ["Server", "Kind", "Serial", "Description", "Term", "Start", "End"],
             [(r.hostname, r.kind, r.serial, r.description, r.term_months, r.start, r.end) for r in rows],
-            (24, 17, 28, 49, 18, 19, 19),
+            (24, 22, 28, 44, 18, 19, 19),
             chunk=len(rows) or 1,
         )
     return _render(story, title="table", footer=lambda page, pages: f"page {page} of {pages}")
