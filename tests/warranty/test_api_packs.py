@@ -127,3 +127,20 @@ def test_the_documents_block_lists_the_ready_packs_for_the_server_page(demo, rea
     html = render_to_string("portal/_server_documents.html", context)
     assert reverse("portal:pack-pdf", args=[ready.pk]) in html and ready.zip_sha256 in html
     assert reverse("portal:certificate", args=[demo.fleet.order_id]) in html
+
+
+@pytest.mark.parametrize("count", [1, 20])
+def test_the_pack_list_costs_the_same_queries_for_1_or_20_packs(count, django_assert_num_queries):
+    from tests import factories
+    from tests.deployment import svc_rig as rig
+
+    pm = factories.make_pm(username="list-pm")
+    servers = rig.servers(count, status="deployed")
+    HandoverPack.objects.bulk_create(
+        HandoverPack(server=server, revision=1, language="en", generated_by=pm) for server in servers
+    )
+    client = api_client(pm)
+    # The PM group check, the count, the page (with server and the asking PM joined).
+    with django_assert_num_queries(3):
+        response = client.get(PACKS)
+    assert response.json()["count"] == count
