@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from celery.exceptions import Retry
 from django.db import OperationalError
 
 from builds.choices import ServerStatus
@@ -110,3 +111,25 @@ def test_a_pack_left_running_by_a_dead_worker_is_taken_again(demo):
     assert (pack.attempts, pack.progress) == (2, 100)
     # A pack that no longer exists is nothing to do.
     assert pack_generate(pack_id=pack.pk + 1000) is None
+
+
+def test_the_task_retries_a_transient_error_and_the_pack_ends_ready(demo, monkeypatch):
+    pack = pack_request(server=demo.fleet, actor=demo.pm)
+    render, calls = packs.pack_pdf, []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("could not connect to server")
+        return render(*args, **kwargs)
+
+    monkeypatch.setattr(packs, "pack_pdf", flaky)
+    # A transient error asks Celery for a retry (with backoff: the countdown grows with each retry)…
+    with pytest.raises(Retry):
+        handover_pack_generate_task.apply(kwargs={"pack_id": pack.pk})
+    assert HandoverPack.objects.get(pk=pack.pk).status == PackStatus.FAILED
+    # … and the retried run finishes the pack.
+    assert handover_pack_generate_task.apply(kwargs={"pack_id": pack.pk}).get() is True
+    pack.refresh_from_db()
+    assert (len(calls), pack.status, pack.attempts, pack.error) == (2, PackStatus.READY, 2, "")
+    assert _verbs(pack) == ["pack.request", "pack.fail", "pack.generate"]
