@@ -60,6 +60,7 @@ def test_a_requested_pack_is_rendered_once_even_when_the_task_runs_twice(
     assert (hashlib.sha256(pdf).hexdigest(), len(pdf)) == (pack.pdf_sha256, pack.pdf_size)
     assert (hashlib.sha256(archive).hexdigest(), len(archive)) == (pack.zip_sha256, pack.zip_size)
     assert verify_zip(pack.zip.path) == []
+    assert pack.pdf_size < 1_000_000  # issue #12: the PDF is at most 1 MB
     assert "Übergabepaket" in pdf_text(pdf)[1]
     assert _verbs(pack) == ["pack.request", "pack.generate"]
 
