@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from builds.models import Server
 from builds.services import lock_server
-from burnin.selectors import telemetry_csv
+from burnin.selectors import TELEMETRY_CSV_COLUMNS, telemetry_csv
 from warranty.choices import PACK_SERVER_STATUSES, PACK_TRANSITIONS, PackLanguage, PackStatus
 from warranty.documents import pack_pdf, pack_zip, probe_report_json
 from warranty.models import HandoverPack
@@ -157,7 +157,7 @@ def pack_render(pack: HandoverPack, *, progress: Any = None) -> tuple[bytes, byt
     report(30)
     pdf = pack_pdf(data, revision=pack.revision, language=pack.language, generated_at=generated_at)
     report(70)
-    csv = telemetry_csv(run=data.run) if data.run else b"gpu_index,at\n"
+    csv = telemetry_csv(run=data.run) if data.run else (",".join(TELEMETRY_CSV_COLUMNS) + "\n").encode()
     report(85)
     archive = pack_zip(
         pdf=pdf,
