@@ -35,6 +35,7 @@ from warranty.documents import pack_pdf, table_pdf
 from warranty.models import HandoverPack
 from warranty.selectors import pack_data, warranty_rows
 from warranty.services.packs import pack_generate, pack_render, pack_request
+from werkbank.celery import app as celery_app
 
 GPUS, HOURS, INTERVAL_S = 8, 72, 10
 REVISIONS = 5
@@ -83,8 +84,15 @@ def _telemetry(server: Server) -> BurnInRun:
 
 
 def run() -> None:
-    with tempfile.TemporaryDirectory() as media, override_settings(MEDIA_ROOT=media):
-        _run()
+    # The packs' tasks run in-process: with REDIS_URL set they would otherwise be published to a queue that
+    # no worker of this throwaway database serves.
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    try:
+        with tempfile.TemporaryDirectory() as media, override_settings(MEDIA_ROOT=media):
+            _run()
+    finally:
+        celery_app.conf.task_always_eager = eager
 
 
 def _run() -> None:
