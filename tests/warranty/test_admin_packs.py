@@ -35,6 +35,9 @@ def test_a_pm_asks_for_a_pack_and_runs_a_failed_one_again_in_the_admin(client):
         (2, "en"),
         (1, "en"),
     ]
+    # Without a language, the customer's (Vastfleet: German).
+    assert client.post(add, {"server": demo.fleet.pk, "language": ""}).status_code == 302
+    assert HandoverPack.objects.get(server=demo.fleet, revision=3).language == "de"
     # The change page shows, and never saves.
     page = client.get(f"{changelist}{pack.pk}/change/")
     assert page.status_code == 200 and "disk full" in page.content.decode()
