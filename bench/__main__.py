@@ -24,6 +24,7 @@ def main() -> int:
         bench_burnin_analysis,
         bench_burnin_charts,
         bench_deployment,
+        bench_handover,
         bench_orders,
         bench_receive,
     )
@@ -35,6 +36,7 @@ def main() -> int:
         "burnin": bench_burnin,
         "burnin_charts": bench_burnin_charts,
         "deployment": bench_deployment,
+        "handover": bench_handover,
     }
     chosen = sys.argv[1:] or list(benches)
     unknown = [name for name in chosen if name not in benches]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from builds.choices import ServerStatus
+
 
 class PackStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
@@ -48,3 +50,21 @@ class NoticeThreshold(models.IntegerChoices):
 
     DAYS_90 = 90, "90 days"
     DAYS_30 = 30, "30 days"
+
+
+# --- handover packs ---------------------------------------------------------------------------------------
+
+#: A pack's status, as its task moves it: a worker takes a queued pack (or one whose worker died while it
+#: ran, or one that failed and is retried) and leaves it ready or failed. A ready pack never changes: a new
+#: revision replaces it.
+PACK_TRANSITIONS: dict[str, frozenset[str]] = {
+    PackStatus.QUEUED: frozenset({PackStatus.RUNNING}),
+    PackStatus.RUNNING: frozenset({PackStatus.RUNNING, PackStatus.READY, PackStatus.FAILED}),
+    PackStatus.FAILED: frozenset({PackStatus.RUNNING}),
+    PackStatus.READY: frozenset(),
+}
+#: Server statuses for which a pack may be asked
+#: for: the pack prints the rack placement, the addresses and the monitoring access, which exist once the
+#: server is deployed; after the handover a new revision may still be issued (another language, a
+#: replacement under warranty).
+PACK_SERVER_STATUSES = frozenset({ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})

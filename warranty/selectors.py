@@ -1,15 +1,272 @@
-"""Reads of the warranty app: what a handover lacks, records by serial, claims."""
+"""Warranty reads: the warranty table per serial, everything a handover pack prints, the packs a user may
+see, what a handover lacks, records by serial and their claims.
+
+The warranty table has one source of truth per moment. Once a server is handed over, its `WarrantyRecord`
+rows are the table. Before (a pack is rendered while the server is deployed, since the handover needs a
+ready pack), `warranty_rows` derives the same rows from what is installed and the order's term, with the
+start "from handover". The pack and the certificate both read `warranty_rows`, so they never disagree.
+
+`pack_data` collects what the pack prints through the lower apps' selectors (builds' connector map and
+blacklist, burn-in's run detail and downsampled telemetry, deployment's placement, circuits, network and
+listing) in a fixed number of queries, whatever the number of GPUs or samples.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
+from dateutil.relativedelta import relativedelta
+from django.conf import settings
 from django.db.models import QuerySet
 
 from builds.choices import ServerStatus
-from builds.models import Server
-from warranty.choices import PackStatus
+from builds.models import Installation, Server
+from builds.selectors import blacklist_entries, connector_map
+from burnin.models import BurnInRun
+from burnin.selectors import RunDetail, Telemetry, run_detail, telemetry_series
+from burnin.services.gate import latest_run
+from deployment.models import PlatformListing, RackPlacement, ServerNetwork
+from deployment.selectors import FeedLoad, ServerPower, current_listing, feed_loads, server_powers
+from orders.models import ConfigurationLine, Order
+from warranty.choices import PackStatus, RecordKind
 from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord
+from werkbank.access import Purpose
+from werkbank.models import Membership
+
+#: Points per GPU in the pack's charts: a chart half a page wide has about 250 pixel columns at 150 dpi,
+#: so 240 points keep every visible swing while the PDF stays small (bench/bench_handover.py).
+CHART_POINTS = 240
+
+
+@dataclass(frozen=True)
+class WarrantyRow:
+    """One serial's warranty: `start` is None before the handover ("from handover"), and so is `end`."""
+
+    kind: str
+    serial: str
+    description: str
+    term_months: int
+    start: date | None
+    end: date | None
+    server_id: int
+    hostname: str
+
+
+def server_warranty_serial(server: Server) -> str:
+    """The serial the server itself is warranted under: its chassis serial, or its asset tag without one."""
+    return server.chassis_serial or server.asset_tag
+
+
+def warranty_end(start: date, term_months: int) -> date:
+    """The last day of cover: start + term in calendar months (31 Jan + 1 month is 28/29 Feb)."""
+    return start + relativedelta(months=term_months)
+
+
+def _derived_rows(servers: list[Server]) -> list[WarrantyRow]:
+    """Rows derived from the installed components and the order's term, for servers without records."""
+    rows: list[WarrantyRow] = []
+    installed: dict[int, list[Installation]] = {server.pk: [] for server in servers}
+    for installation in (
+        Installation.objects.filter(server__in=servers, removed_at__isnull=True)
+        .select_related("component__part", "connector")
+        .order_by("server_id", "connector__position")
+    ):
+        installed[installation.server_id].append(installation)
+    for server in servers:
+        term = server.order.warranty_months
+        rows.append(
+            WarrantyRow(
+                kind=RecordKind.SERVER,
+                serial=server_warranty_serial(server),
+                description=server.hostname,
+                term_months=term,
+                start=None,
+                end=None,
+                server_id=server.pk,
+                hostname=server.hostname,
+            )
+        )
+        for installation in installed[server.pk]:
+            part = installation.component.part
+            rows.append(
+                WarrantyRow(
+                    kind=RecordKind.COMPONENT,
+                    serial=installation.component.serial,
+                    description=f"{part.manufacturer} {part.name}".strip(),
+                    term_months=term,
+                    start=None,
+                    end=None,
+                    server_id=server.pk,
+                    hostname=server.hostname,
+                )
+            )
+    return rows
+
+
+def warranty_rows(*, servers: list[Server]) -> list[WarrantyRow]:
+    """The warranty table of `servers` (each with its order loaded): their current records where a server
+    has them (a replaced serial's record is left out: its replacement is the current one), else the rows
+    derived from what is installed and the order's term. Two queries."""
+    records = list(
+        WarrantyRecord.objects.filter(server__in=servers, replaced_by__isnull=True)
+        .select_related("server")
+        .order_by("server_id", "kind", "serial")
+    )
+    with_records = {record.server_id for record in records}
+    rows = [
+        WarrantyRow(
+            kind=record.kind,
+            serial=record.serial,
+            description=record.description,
+            term_months=record.term_months,
+            start=record.start_date,
+            end=record.end_date,
+            server_id=record.server_id,
+            hostname=record.server.hostname,
+        )
+        for record in records
+    ]
+    derived = _derived_rows([server for server in servers if server.pk not in with_records])
+    # By server, the server's own row first, then by serial: the same order from records or derived.
+    return sorted(rows + derived, key=lambda row: (row.hostname, row.kind != RecordKind.SERVER, row.serial))
+
+
+def certificate_servers(*, order: Order) -> list[Server]:
+    """The order's servers, in order, for its warranty certificate."""
+    return list(Server.objects.filter(order=order).select_related("order__customer").order_by("sequence"))
+
+
+# --- what a pack prints ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MonitoringAccess:
+    """Where the customer watches the server, and under which account: never a password.
+
+    The portal (WERKBANK_PUBLIC_URL + /portal/) under the logins of the customer's own members, the
+    platform listing (platform and machine id) under the customer's platform account (its contact e-mail),
+    and the BMC's web interface at its address, whose credentials are handed over apart from the pack.
+    """
+
+    portal_url: str
+    portal_accounts: list[str]
+    platform: str
+    platform_machine_id: str
+    platform_account: str
+    bmc_url: str
+    bmc_credentials_set: bool
+
+
+@dataclass
+class PackData:
+    """Everything the pack of one server prints, read once."""
+
+    server: Server
+    order: Order
+    configuration_lines: list[ConfigurationLine]
+    connectors: list[dict[str, Any]]
+    blacklist: list[Any]
+    run: BurnInRun | None
+    detail: RunDetail | None
+    telemetry: Telemetry | None
+    placement: RackPlacement | None
+    feeds: list[FeedLoad]
+    power: ServerPower | None
+    network: ServerNetwork | None
+    listing: PlatformListing | None
+    monitoring: MonitoringAccess
+    warranty: list[WarrantyRow]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _placement(server: Server) -> RackPlacement | None:
+    return (
+        RackPlacement.objects.filter(server=server)
+        .select_related("rack__site")
+        .prefetch_related("feeds")
+        .first()
+    )
+
+
+def _monitoring(server: Server, network: ServerNetwork | None, listing: PlatformListing | None) -> Any:
+    public_url = getattr(settings, "WERKBANK_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+    accounts = list(
+        Membership.objects.filter(organization=server.order.customer, user__is_active=True)
+        .order_by("user__username")
+        .values_list("user__username", flat=True)
+    )
+    return MonitoringAccess(
+        portal_url=f"{public_url}/portal/",
+        portal_accounts=accounts,
+        platform=listing.get_platform_display() if listing else "",
+        platform_machine_id=listing.machine_id if listing else "",
+        platform_account=server.order.customer.contact_email if listing else "",
+        bmc_url=f"https://{network.bmc_ip}/" if network else "",
+        bmc_credentials_set=bool(network and network.has_bmc_credentials),
+    )
+
+
+def pack_data(*, server: Server, chart_points: int = CHART_POINTS) -> PackData:
+    """What the handover pack of `server` prints, through the lower apps' selectors."""
+    server = Server.objects.select_related("order__customer", "order__configuration").get(pk=server.pk)
+    run = latest_run(server)
+    placement = _placement(server)
+    feeds: list[FeedLoad] = []
+    power = None
+    if placement is not None:
+        mine = {feed.pk for feed in placement.feeds.all()}
+        feeds = [load for load in feed_loads(rack=placement.rack) if load.feed.pk in mine]
+        power = server_powers([server], measured={server.pk: placement.measured_wall_w})[server.pk]
+    network = ServerNetwork.objects.filter(server=server).first()
+    listing = current_listing(server=server)
+    return PackData(
+        server=server,
+        order=server.order,
+        configuration_lines=list(
+            ConfigurationLine.objects.filter(configuration_id=server.order.configuration_id)
+            .select_related("part")
+            .order_by("part__category", "part__name")
+        ),
+        connectors=connector_map(server),
+        blacklist=list(blacklist_entries(server)),
+        run=run,
+        detail=run_detail(run) if run else None,
+        telemetry=telemetry_series(run=run, max_points=chart_points) if run else None,
+        placement=placement,
+        feeds=feeds,
+        power=power,
+        network=network,
+        listing=listing,
+        monitoring=_monitoring(server, network, listing),
+        warranty=warranty_rows(servers=[server]),
+    )
+
+
+# --- packs a user may see -------------------------------------------------------------------------------
+
+
+def visible_packs(user: Any) -> QuerySet:
+    """The packs the user may see (PMs all, a customer's members their servers'), newest first."""
+    return (
+        HandoverPack.objects.visible_to(user, purpose=Purpose.VIEW)
+        .select_related("server__order__customer", "generated_by")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def server_packs(*, user: Any, server: Server) -> list[HandoverPack]:
+    """The packs of one server the user may see, newest revision first."""
+    return list(visible_packs(user).filter(server=server).order_by("-revision"))
+
+
+def latest_ready_pack(*, user: Any, server: Server, language: str | None = None) -> HandoverPack | None:
+    """The newest ready pack of the server the user may see (in `language`, when given)."""
+    packs = visible_packs(user).filter(server=server, status=PackStatus.READY)
+    if language:
+        packs = packs.filter(language=language)
+    return packs.order_by("-revision").first()
 
 
 def hand_over_missing(*, server: Server) -> list[str]:

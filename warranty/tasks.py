@@ -1,21 +1,27 @@
-"""Warranty tasks. Thin: take ids, call a service. Each is idempotent by a database constraint."""
+"""Warranty tasks. Thin: take ids, call a service. Each is idempotent: a database constraint makes a repeat
+harmless, and a ready pack is never rendered again."""
 
 from __future__ import annotations
 
 from celery import shared_task
-from django.db import OperationalError
+from django.db import InterfaceError, OperationalError
 
 from builds.models import Server
+from warranty.services.packs import pack_generate
 
-# --- warranty records and expiry notices (warranty/services/records.py, expiry.py) ----------------------
+#: Errors worth another try: the database or the storage was away for a moment.
+TRANSIENT = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 
 
 @shared_task(
-    autoretry_for=(OperationalError, ConnectionError),
-    retry_backoff=True,
-    retry_jitter=True,
-    max_retries=5,
+    autoretry_for=TRANSIENT, retry_backoff=True, retry_backoff_max=300, retry_jitter=True, max_retries=5
 )
+def handover_pack_generate_task(*, pack_id: int) -> bool:
+    """Render one handover pack (PDF + ZIP); True when it is ready after this run."""
+    return pack_generate(pack_id=pack_id) is not None
+
+
+@shared_task(autoretry_for=TRANSIENT, retry_backoff=True, retry_jitter=True, max_retries=5)
 def warranty_records_create_task(*, server_id: int) -> int:
     """Create a handed-over server's warranty records; returns how many this run created (0 on a repeat:
     the records' unique constraints)."""
@@ -25,12 +31,7 @@ def warranty_records_create_task(*, server_id: int) -> int:
     return len(warranty_records_create(server=server, actor=None))
 
 
-@shared_task(
-    autoretry_for=(OperationalError, ConnectionError, OSError),
-    retry_backoff=True,
-    retry_jitter=True,
-    max_retries=5,
-)
+@shared_task(autoretry_for=(*TRANSIENT, OSError), retry_backoff=True, retry_jitter=True, max_retries=5)
 def warranty_expiry_notify_task() -> int:
     """Daily (Celery beat): the expiry digests; returns the number of e-mails sent (0 on a repeat: the
     notices' unique (record, threshold))."""

@@ -29,6 +29,12 @@ The price is on the other side, and the helper pays it:
 - A row that had a file gets the new one under a new name; the old file is deleted only once the new
   one is written, so a failed write leaves the row with its old, existing file.
 
+- The file appears whole or not at all. On local storage (FileSystemStorage) the bytes are first written
+  to a temporary file under MEDIA_ROOT (`.incoming/`, the same filesystem) and then moved to their name
+  by Django's `file_move_safe`, an `os.rename`: atomic, so a reader never opens a half-written file. (By
+  default Django writes a ContentFile in place, chunk by chunk.) On S3-compatible storage an object PUT is
+  atomic by itself.
+
 Everything goes through the field's storage (`default_storage` unless the field names another), never
 through paths, so S3-compatible storage works unchanged. Callers validate uploads before they call it:
 it stores what it is given.
@@ -37,10 +43,14 @@ it stores what it is given.
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from django.core.files.base import ContentFile
-from django.core.files.storage import Storage
+from django.core.files.base import ContentFile, File
+from django.core.files.storage import FileSystemStorage, Storage
 from django.db import DatabaseError, models, transaction
 
 logger = logging.getLogger(__name__)
@@ -113,7 +123,8 @@ def _write(
     """The after-commit half of `save_with_file`: write the bytes, or take the row back."""
     rows = model._default_manager.filter(pk=pk)
     try:
-        stored = storage.save(name, ContentFile(content), max_length=max_length)
+        with _whole(storage, content) as whole:
+            stored = storage.save(name, whole, max_length=max_length)
     except Exception:
         logger.exception("Could not store %s for %s %s; the row is taken back.", name, model.__name__, pk)
         _take_back(rows, field=field, previous=previous, created=created)
@@ -122,6 +133,33 @@ def _write(
         rows.update(**{field: stored})
     if previous and previous != stored:
         storage.delete(previous)
+
+
+class _MovableFile(File):
+    """A file already on disk: FileSystemStorage moves it into place (os.rename) instead of copying."""
+
+    def temporary_file_path(self) -> str:
+        return self.name
+
+
+@contextmanager
+def _whole(storage: Storage, content: bytes) -> Iterator[File]:
+    """The content as the storage saves it whole: on local storage, a temporary file on the same filesystem
+    that the storage renames into place; elsewhere the bytes."""
+    if not isinstance(storage, FileSystemStorage):
+        yield ContentFile(content)
+        return
+    incoming = os.path.join(storage.location, ".incoming")
+    os.makedirs(incoming, exist_ok=True)
+    handle, path = tempfile.mkstemp(dir=incoming, prefix="part-")
+    try:
+        with os.fdopen(handle, "wb") as temporary:
+            temporary.write(content)
+        with open(path, "rb") as readable:
+            yield _MovableFile(readable, name=path)
+    finally:
+        if os.path.exists(path):  # not moved: the save failed
+            os.unlink(path)
 
 
 def _take_back(rows: models.QuerySet, *, field: str, previous: str, created: bool) -> None:

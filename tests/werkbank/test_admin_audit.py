@@ -409,6 +409,10 @@ ADMIN_SAVES: dict[str, tuple[str | None, Any]] = {
         "tests/warranty/test_admin.py::test_a_claim_is_decided_and_shipped_through_the_admin",
         ("warranty.claim_approve", "warranty.claim_ship_replacement"),
     ),
+    "warranty.handoverpack": (
+        "tests/warranty/test_admin_packs.py::test_a_pm_asks_for_a_pack_and_runs_a_failed_one_again_in_the_admin",
+        ("pack.request", "pack.retry"),
+    ),
 }
 
 PROJECT_APPS = {"werkbank", "inventory", "orders", "builds", "burnin", "deployment", "warranty"}

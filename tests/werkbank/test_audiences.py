@@ -29,6 +29,7 @@ from orders.services import order_approve, order_procure, order_submit, order_up
 from tests import factories
 from tests.conftest import Tenants, api_client
 from tests.werkbank import test_isolation as iso
+from warranty.models import HandoverPack
 
 pytestmark = pytest.mark.django_db
 
@@ -95,6 +96,7 @@ def world(tenants: Tenants) -> World:
     RackPlacement.objects.filter(pk=deployment.placement.pk).update(
         power_override_reason="Internal: the colo lets us run this PDU hot"
     )
+    HandoverPack.objects.create(server=deployment.ready, revision=1, language="en", generated_by=tenants.pm)
     world = World(iso=w, builds=builds, gate=gate, deployment=deployment, events_order=_events_order(tenants))
     world.warranty = iso._warranty(w)
     world.urls = _urls(world)
@@ -178,6 +180,8 @@ def _urls(w: World) -> dict[str, str]:
         "warranty-claim-list": "/api/v1/warranty/claims/",
         "warranty-claim-detail": f"/api/v1/warranty/claims/{w.warranty.claim.pk}/",
         "handover-server-detail": f"/api/v1/handover/servers/{w.warranty.deployed.asset_tag}/",
+        "handover-pack-list": f"/api/v1/handover/packs/?server={d.ready.pk}",
+        "handover-pack-detail": f"/api/v1/handover/packs/{HandoverPack.objects.get(server=d.ready).pk}/",
     }
 
 
@@ -687,6 +691,29 @@ LISTING = {
     "recorded_by",
     "recorded_at",
 }
+PACK = {
+    "id",
+    "server",
+    "asset_tag",
+    "hostname",
+    "revision",
+    "language",
+    "status",
+    "progress",
+    "error",
+    "attempts",
+    "pdf_url",
+    "pdf_sha256",
+    "pdf_size",
+    "zip_url",
+    "zip_sha256",
+    "zip_size",
+    "generated_by",
+    "created_at",
+    "started_at",
+    "finished_at",
+}
+PACK_INTERNAL = {"error", "attempts", "generated_by"}  # a failure's text, the retries, a PM's login
 DEPLOY_STATE = (
     {"asset_tag", "hostname", "status", "deployed", "ready", "missing", "listing"}  # listing: null here
     | nested(
@@ -911,6 +938,12 @@ TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     },
     "handover-server-detail": _shared(HANDOVER_STATE, partner_lacks=set(), customer_lacks=set()),
     "handover-server-hand-over": SameAs("handover-server-detail"),
+    # warranty: the pack is the customer's document; the partner built the server but is not handed it
+    "handover-pack-list": _customer_row(PACK, internal=PACK_INTERNAL, list_route=True),
+    "handover-pack-detail": _customer_row(PACK, internal=PACK_INTERNAL),
+    "handover-pack-pdf": NotJson("PDF"),
+    "handover-pack-zip": NotJson("ZIP"),
+    "warranty-certificate-detail": NotJson("PDF"),
 }
 
 

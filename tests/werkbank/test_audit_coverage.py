@@ -126,6 +126,11 @@ BUILD = f"{HERE}::test_a_server_built_on_the_bench_leaves_a_row_for_each_step"
 CORE = f"{HERE}::test_core_inventory_orders_and_deployment_services_leave_a_row_each"
 ORDER_TRANSITIONS = "tests/orders/test_api_transitions.py::test_transition_allowed"
 PO_TRANSITIONS = "tests/inventory/test_api_purchase_orders.py::test_po_transition_allowed"
+PACK_SERVICES = "tests/warranty/test_services_packs.py"
+PACKS = f"{PACK_SERVICES}::test_a_requested_pack_is_rendered_once_even_when_the_task_runs_twice"
+PACK_FAILURE = (
+    "tests/warranty/test_services_packs.py::test_a_failure_is_recorded_retried_by_the_pm_and_then_succeeds"
+)
 GATE = (
     "tests/burnin/test_gate.py::test_pass_is_refused_while_a_fail_is_unwaived_and_allowed_once_a_pm_waived_it"
 )
@@ -399,6 +404,15 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     ),
     "warranty.services:expiry_notice_send": (("warranty.expiry_notice",), EXPIRY),
     "warranty.services:expiry_notify": (("warranty.expiry_notice",), EXPIRY),
+    # warranty: handover packs
+    "warranty.services.packs:pack_request": (("pack.request",), PACKS),
+    "warranty.services.packs:pack_retry": (("pack.retry",), PACK_FAILURE),
+    "warranty.services.packs:pack_generate": (("pack.generate", "pack.fail"), PACK_FAILURE),
+    "warranty.services.packs:pack_progress": exempt(
+        "the running task's progress column, written apart so a watcher sees it; the request and the "
+        "outcome (pack.generate, pack.fail) are audited"
+    ),
+    "warranty.services.packs:pack_render": exempt("renders the PDF and ZIP in memory; stores nothing"),
 }
 
 

@@ -983,6 +983,64 @@ WARRANTY_CASES: dict[str, Callable[[World], None]] = {
 }
 
 
+# --- warranty: handover packs and certificates ----------------------------------------------------------
+
+
+def _pack(w: World) -> Any:
+    """A ready pack of a deployed server of customer A, built by partner P (who is not handed it)."""
+    from django.core.files.base import ContentFile
+
+    from warranty.models import HandoverPack
+
+    order = factories.OrderFactory(customer=w.t.customer_a, server_count=1)
+    [server] = factories.make_servers(order, status=ServerStatus.DEPLOYED)
+    Server.objects.filter(pk=server.pk).update(partner=w.t.partner_p)
+    pack = HandoverPack(server=server, revision=1, language="en", status="ready", progress=100)
+    pack.pdf.save("handover.pdf", ContentFile(b"%PDF-1.4 pack"), save=False)
+    pack.zip.save("handover.zip", ContentFile(b"PK pack"), save=False)
+    pack.pdf_sha256 = pack.zip_sha256 = "0" * 64
+    pack.save()
+    return pack
+
+
+def handover_pack_list(w: World) -> None:
+    pack = _pack(w)
+    assert pack.pk in _ids(api_client(w.t.user_a).get("/api/v1/handover/packs/"))
+    for user in w.intruders:
+        assert _ids(api_client(user).get("/api/v1/handover/packs/")) == set(), user.username
+    # Asking for a pack is a PM's: the customer who sees it is told so, nobody else learns of the server.
+    for user in [w.t.user_a, *w.intruders]:
+        response = api_client(user).post("/api/v1/handover/packs/", {"server": pack.server_id}, format="json")
+        assert response.status_code == 403, user.username
+    assert not AuditEvent.objects.filter(verb="pack.request").exists()
+
+
+def _pack_route(suffix: str) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        pack = _pack(w)
+        url = f"/api/v1/handover/packs/{pack.pk}/{suffix}"
+        assert api_client(w.t.user_a).get(url).status_code == 200
+        _assert_404(w.intruders, "get", url)
+
+    return case
+
+
+def warranty_certificate_detail(w: World) -> None:
+    url = f"/api/v1/warranty/certificates/{w.order_a.pk}/"
+    response = api_client(w.t.user_a).get(url)
+    assert (response.status_code, response["Content-Type"]) == (200, "application/pdf")
+    _assert_404(w.intruders, "get", url)
+
+
+PACK_CASES: dict[str, Callable[[World], None]] = {
+    "handover-pack-list": handover_pack_list,
+    "handover-pack-detail": _pack_route(""),
+    "handover-pack-pdf": _pack_route("pdf/"),
+    "handover-pack-zip": _pack_route("zip/"),
+    "warranty-certificate-detail": warranty_certificate_detail,
+}
+
+
 CASES: dict[str, Callable[[World], None]] = {
     "organization-list": organization_list,
     "organization-detail": organization_detail,
@@ -1025,6 +1083,7 @@ CASES: dict[str, Callable[[World], None]] = {
     **BURNIN_CASES,
     **DEPLOYMENT_CASES,
     **WARRANTY_CASES,
+    **PACK_CASES,
 }
 
 

@@ -3,8 +3,8 @@
 Every service is atomic, locks what it changes, and writes an audit event in the same transaction. Callers
 import from this package; the modules are `registrations` (the warranty registered in the customer's name
 at allocation), `records` (one record per serial at handover), `handover` (a server to its customer, and
-the order that closes with its last server), `claims` (RMA with replacement lineage) and `expiry` (the
-daily digests).
+the order that closes with its last server), `claims` (RMA with replacement lineage), `expiry` (the
+daily digests) and `packs` (handover packs: the PDF and ZIP rendered by a Celery task).
 """
 
 from warranty.services.claims import (
