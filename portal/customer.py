@@ -146,6 +146,8 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "server.placement": frozenset(
         {"site", "country", "rack", "rack_id", "lowest_u", "top_u", "face", "elevation_url"}
     ),
+    "server.pack": frozenset({"revision", "language", "generated_at", "pdf_url", "zip_url", "zip_sha256"}),
+    "server.warranty": frozenset({"serial", "description", "start_date", "end_date", "state", "url"}),
     "tokens.token": frozenset({"token_key", "created", "expiry"}),
 }
 

@@ -38,6 +38,8 @@ from portal.customer import (
     order_stages,
     row,
 )
+from portal.views.documents import documents_context
+from portal.views.warranty import warranty_context
 from werkbank.errors import DomainError
 from werkbank.services import api_token_create, api_token_revoke, live_api_tokens
 
@@ -267,9 +269,9 @@ def _burnin(server: Server) -> dict[str, Any] | None:
 
 
 def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
-    """Everything the server page shows. The warranty and documents areas extend it: they set
-    `show_warranty` / `show_documents` (and their own keys), and the template then includes
-    "portal/_server_warranty.html" / "portal/_server_documents.html"."""
+    """Everything the server page shows. The warranty and documents areas add their keys (and
+    `show_warranty` / `show_documents`), and the template then includes "portal/_server_warranty.html" /
+    "portal/_server_documents.html"."""
     placement = selectors.server_placement(server)
     return {
         "server": row(
@@ -320,8 +322,8 @@ def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
             face=placement.face,
             elevation_url=reverse("rack-elevation-file", args=[placement.rack_id]),
         ),
-        "show_warranty": False,
-        "show_documents": False,
+        **warranty_context(request, server),
+        **documents_context(request, server),
     }
 
 

@@ -18,6 +18,7 @@ from django.urls import URLPattern, path, reverse
 
 from builds.models import Server
 from orders.models import Order
+from portal.customer import row
 from warranty.choices import PackStatus
 from warranty.downloads import certificate_response, pack_file_response
 from warranty.selectors import server_packs, visible_packs
@@ -33,11 +34,15 @@ def documents_context(request: HttpRequest, server: Server) -> dict[str, Any]:
     return {
         "show_documents": True,
         "handover_packs": [
-            {
-                "pack": pack,
-                "pdf_url": reverse("portal:pack-pdf", args=[pack.pk]),
-                "zip_url": reverse("portal:pack-zip", args=[pack.pk]),
-            }
+            row(
+                "server.pack",
+                revision=pack.revision,
+                language=pack.get_language_display(),
+                generated_at=pack.finished_at,
+                pdf_url=reverse("portal:pack-pdf", args=[pack.pk]),
+                zip_url=reverse("portal:pack-zip", args=[pack.pk]),
+                zip_sha256=pack.zip_sha256,
+            )
             for pack in packs
         ],
         "certificate_url": reverse("portal:certificate", args=[server.order_id]),

@@ -18,11 +18,45 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import ListView
 
+from builds.models import Server
+from portal.customer import row
 from warranty.choices import CLAIM_OPEN, RecordKind
 from warranty.models import WarrantyRecord
 from warranty.selectors import claims_of, record_for, records_for
 from warranty.services import claim_open
 from werkbank.errors import DomainError, InvalidInput
+
+
+def _state(record: WarrantyRecord, today: Any) -> str:
+    if record.replaced_at:
+        return "replaced"
+    return "expired" if record.end_date < today else "active"
+
+
+def warranty_context(request: HttpRequest, server: Server) -> dict[str, Any]:
+    """The context of templates/portal/_server_warranty.html: the server's warranty records the user may see
+    (one per serial, the server's own first), each with its state and a link to its page."""
+    today = timezone.localdate()
+    records = records_for(user=request.user).filter(server=server).order_by("-kind", "serial", "pk")
+    return {
+        "show_warranty": True,
+        "warranty_records": [
+            row(
+                "server.warranty",
+                serial=record.serial,
+                description=record.description,
+                start_date=record.start_date,
+                end_date=record.end_date,
+                state="replaced"
+                if record.replaced_at
+                else "expired"
+                if record.end_date < today
+                else "active",
+                url=reverse("portal:warranty-record", args=[record.pk]),
+            )
+            for record in records
+        ],
+    }
 
 
 class ClaimForm(forms.Form):

@@ -57,7 +57,11 @@ def test_a_customer_follows_an_order_to_a_servers_serials_and_logs_out(live_serv
     orders = {
         item.get_attribute("data-order") for item in browser.find_elements(By.CSS_SELECTOR, "[data-order]")
     }
-    assert orders == {w.iso.order_a.reference, w.events_order.reference, w.deployment.ready.order.reference}
+    from orders.models import Order
+
+    own = set(Order.objects.filter(customer=w.t.customer_a).values_list("reference", flat=True))
+    assert {w.iso.order_a.reference, w.events_order.reference, w.deployment.ready.order.reference} <= own
+    assert orders == own
     assert w.iso.order_b.reference not in browser.page_source
     # Keyboard use: Tab reaches the skip link first, and the focus is visible (an outline, not colour alone).
     browser.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)

@@ -14,11 +14,14 @@ from typing import Any
 
 import pytest
 from django.db import models
+from django.utils import timezone
 
 from portal.customer import PAGE_FIELDS
 from tests.conftest import api_client
 from tests.portal.conftest import BLACKLIST_EVIDENCE
 from tests.werkbank.test_audiences import key_paths
+from warranty.choices import PackStatus
+from warranty.models import HandoverPack
 
 pytestmark = pytest.mark.django_db
 
@@ -165,6 +168,21 @@ EXPECTED: dict[str, set[str]] = {
         "placement.top_u",
         "show_documents",
         "show_warranty",
+        "warranty_records",
+        "warranty_records[].description",
+        "warranty_records[].end_date",
+        "warranty_records[].serial",
+        "warranty_records[].start_date",
+        "warranty_records[].state",
+        "warranty_records[].url",
+        "handover_packs",
+        "handover_packs[].generated_at",
+        "handover_packs[].language",
+        "handover_packs[].pdf_url",
+        "handover_packs[].revision",
+        "handover_packs[].zip_sha256",
+        "handover_packs[].zip_url",
+        "certificate_url",
     },
     "tokens": {"limit", "new_token", "tokens", "tokens[].created", "tokens[].expiry", "tokens[].token_key"},
 }
@@ -247,6 +265,16 @@ def test_the_table_keeps_every_internal_field_out():
 @pytest.mark.parametrize("language", ["en", "de"])
 def test_each_page_hands_its_template_exactly_the_listed_fields(client, portal_world, language):
     w = portal_world
+    # The deployed server's pack is ready: the documents block lists it with its downloads.
+    HandoverPack.objects.filter(server=w.deployment.ready).update(
+        status=PackStatus.READY,
+        progress=100,
+        pdf="handover/pack.pdf",
+        zip="handover/pack.zip",
+        pdf_sha256="a" * 64,
+        zip_sha256="b" * 64,
+        finished_at=timezone.now(),
+    )
     client.force_login(w.t.user_a)
     client.cookies["django_language"] = language
     assert client.post("/portal/tokens/").status_code == 200  # one token to list

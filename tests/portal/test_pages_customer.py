@@ -126,13 +126,36 @@ def test_the_server_page_shows_the_rack_placement_with_its_elevation(client, por
     assert client.get(f"/api/v1/racks/{w.deployment.rack.pk}/elevation.svg").status_code == 200
 
 
-def test_the_server_page_includes_the_warranty_and_documents_partials_only_when_flagged(rf, portal_world):
-    from portal.views.customer import server_context
+def test_the_server_page_shows_its_warranty_and_its_documents(client, portal_world):
+    from datetime import date
 
-    request = rf.get("/")
-    request.user = portal_world.t.user_a
-    context = server_context(request, portal_world.builds.server)
-    assert context["show_warranty"] is False and context["show_documents"] is False
+    from django.utils import timezone
+
+    from warranty.choices import PackStatus, RecordKind
+    from warranty.models import HandoverPack, WarrantyRecord
+
+    w = portal_world
+    server = w.deployment.ready
+    HandoverPack.objects.filter(server=server).update(
+        status=PackStatus.READY, progress=100, pdf="handover/p.pdf", zip="handover/p.zip",
+        pdf_sha256="a" * 64, zip_sha256="b" * 64, finished_at=timezone.now(),
+    )  # fmt: skip
+    pack = HandoverPack.objects.get(server=server)
+    record = WarrantyRecord.objects.create(
+        kind=RecordKind.SERVER, server=server, order=server.order, customer=server.order.customer,
+        serial="CHASSIS-4711", description=server.hostname, start_date=date(2026, 11, 2), term_months=36,
+        end_date=date(2029, 11, 2),
+    )  # fmt: skip
+    client.force_login(w.t.user_a)
+    html = client.get(f"/portal/servers/{server.pk}/").content.decode()
+    assert f'href="/portal/packs/{pack.pk}/handover.pdf"' in html
+    assert f'href="/portal/packs/{pack.pk}/handover.zip"' in html
+    assert "b" * 64 in html  # the ZIP's SHA-256, to check a download against
+    assert f'href="/portal/warranty/records/{record.pk}/"' in html and "CHASSIS-4711" in html
+    assert f'href="/portal/orders/{server.order_id}/warranty-certificate.pdf"' in html
+    # A server without a ready pack says so.
+    other = client.get(f"/portal/servers/{w.builds.server.pk}/").content.decode()
+    assert "The handover pack of this server is not ready yet." in other
 
 
 # --- API tokens ------------------------------------------------------------------------------------------

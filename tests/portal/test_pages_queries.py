@@ -19,7 +19,7 @@ from werkbank.services import api_token_create
 pytestmark = pytest.mark.django_db
 
 #: Queries per page: session, user, the customer-membership check, then the page's own reads.
-QUERIES = {"orders": 7, "order": 10, "server": 12, "tokens": 4}
+QUERIES = {"orders": 7, "order": 10, "server": 14, "tokens": 4}
 
 
 def _orders(tenants: Any, n: int) -> str:
