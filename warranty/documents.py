@@ -283,7 +283,9 @@ def _table(
 
 class GridRows(Flowable):
     """A table of one-line rows drawn straight onto the canvas: a header, then rows of equal height, each
-    cell clipped with "…" to its column. It splits between any two rows (repeating the header) without
+    cell clipped with "…" to its column, except the columns in `whole` (serials, connector names): those are
+    never cut, but condensed horizontally to fit, so the text layer still holds every character and a search
+    for a serial finds it. It splits between any two rows (repeating the header) without
     measuring anything again, which is what makes long tables cheap: reportlab's Table measures every cell
     of every row on each split (bench/bench_handover.py compares the two). For tables whose cells are
     short facts (serials, dates, terms); prose with wrapping stays in `_table`."""
@@ -297,8 +299,10 @@ class GridRows(Flowable):
         font_size: float = 7.5,
         emphasis: Callable[[Sequence[str]], bool] | None = None,
         as_text: bool = True,
+        whole: frozenset[int] = frozenset(),
     ) -> None:
         super().__init__()
+        self.whole = whole
         self.header = [str(text) for text in header]
         # A split hands on rows that are text already: converting them again would make a long table's
         # pages cost the square of its rows.
@@ -326,6 +330,7 @@ class GridRows(Flowable):
                 font_size=self.font_size,
                 emphasis=self.emphasis,
                 as_text=False,
+                whole=self.whole,
             )
             for part in (first, rest)
         ]
@@ -352,11 +357,25 @@ class GridRows(Flowable):
             text.setFont(font, size)
             text.setFillColor(FAIL if number and bold else colors.black)
             x = 0.0
-            for cell, column in zip(row, self.widths, strict=False):
+            for index, (cell, column) in enumerate(zip(row, self.widths, strict=False)):
                 text.setTextOrigin(x + 2, baseline)
-                text.textOut(_fit(cell, column - 4, font, size))
+                if index in self.whole:
+                    _condensed(text, cell, column - 4, font, size)
+                else:
+                    text.textOut(_fit(cell, column - 4, font, size))
                 x += column
         canvas.drawText(text)
+
+
+def _condensed(text: Any, cell: str, room: float, font: str, size: float) -> None:
+    """Write `cell` whole, condensed horizontally when it is wider than `room`."""
+    width = pdfmetrics.stringWidth(cell, font, size)
+    if width <= room:
+        text.textOut(cell)
+        return
+    text.setHorizScale(100 * room / width)
+    text.textOut(cell)
+    text.setHorizScale(100)
 
 
 @lru_cache(maxsize=20_000)
@@ -507,6 +526,7 @@ def _configuration(data: PackData) -> list[Flowable]:
             cells,
             [w * mm for w in (28, 32, 46, 44, 24)],
             emphasis=lambda row: row[4] == states["blacklisted"],
+            whole=frozenset({0, 2}),
         ),
     ]
 
@@ -854,7 +874,8 @@ def _warranty_table(rows: list[WarrantyRow], *, with_server: bool) -> list[Flowa
     if with_server:
         header = [_("Server"), *header]
         widths = (24, 22, 28, 44, 18, 19, 19)
-    return [GridRows(header, cells, [w * mm for w in widths])]
+    serial = header.index(_("Serial"))
+    return [GridRows(header, cells, [w * mm for w in widths], whole=frozenset({serial}))]
 
 
 def _warranty(data: PackData) -> list[Flowable]:

@@ -218,3 +218,35 @@ def test_the_warranty_table_reads_records_once_they_exist_and_derives_them_befor
     assert "Garantiezertifikat" in text and order.reference in text and order.customer.name in text
     assert all(row.serial in text for row in after)
     assert "2029-12-01" in text and "ab Übergabe" in text  # the order's other servers have no records yet
+
+
+def test_a_long_serial_is_printed_whole_never_cut():
+    """A serial wider than its column is condensed, not clipped: the certificate must name it in full."""
+    from datetime import date as day
+
+    from warranty.selectors import WarrantyRow
+
+    long_serial = "SN-" + "7" * 37 + "-XYZ"  # 44 characters: far wider than the serial column
+    fields = WarrantyRow.__dataclass_fields__
+    values = {
+        "kind": RecordKind.COMPONENT,
+        "serial": long_serial,
+        "description": "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition with a long name",
+        "term_months": 36,
+        "start": day(2026, 12, 1),
+        "end": day(2029, 12, 1),
+        "hostname": "wb-2026-0001-01",
+        "server_id": 1,
+    }
+    row = WarrantyRow(**{name: values.get(name) for name in fields})
+
+    class Order:  # the certificate reads only these
+        reference = "WB-2026-0001"
+        warranty_months = 36
+
+        class customer:
+            name = "Vastfleet Rentals GmbH"
+
+    _, text = pdf_text(certificate_pdf(Order, [row], language="en", issued_on=day(2026, 12, 1)))
+    assert long_serial in text.replace("\n", "")
+    assert "…" in text  # the long description is clipped; the serial beside it is not
