@@ -61,12 +61,12 @@ TIMEOUT_S = 60
 def _unacked_on(queue: str) -> list[float]:
     """When each message taken from `queue` and not yet acknowledged was delivered (epoch seconds), read
     from the Redis transport's own bookkeeping (the `unacked` hash and its `unacked_index` by time)."""
-    broker = redis.Redis.from_url(settings.REDIS_URL)
     delivered = []
-    for tag, payload in broker.hgetall("unacked").items():
-        _message, _exchange, routing_key = json.loads(payload)
-        if routing_key == queue:
-            delivered.append(broker.zscore("unacked_index", tag) or 0.0)
+    with redis.Redis.from_url(settings.REDIS_URL) as broker:
+        for tag, payload in broker.hgetall("unacked").items():
+            _message, _exchange, routing_key = json.loads(payload)
+            if routing_key == queue:
+                delivered.append(broker.zscore("unacked_index", tag) or 0.0)
     return delivered
 
 
