@@ -20,7 +20,9 @@ What a customer sees
     stage; per server the serial numbers by slot (from the active installations), the blacklisted
     connectors with their reason, the latest burn-in run with its findings (a waived finding shows that it
     was waived, when, and why), the temperature chart, and the rack placement with the rack's elevation
-    (other tenants' servers in it appear only as "occupied"); its own API tokens.
+    (other tenants' servers in it appear only as "occupied"); once a server is deployed, its ready handover
+    packs (revision, language, when generated, the ZIP's SHA-256, the downloads) and the order's warranty
+    certificate; its own API tokens.
 
 What a customer never sees
     The builder's internals: the PM's override reasons (approval, lot, power) and notes (order notes,
@@ -146,6 +148,7 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "server.placement": frozenset(
         {"site", "country", "rack", "rack_id", "lowest_u", "top_u", "face", "elevation_url"}
     ),
+    "server.pack": frozenset({"revision", "language", "finished_at", "zip_sha256", "pdf_url", "zip_url"}),
     "tokens.token": frozenset({"token_key", "created", "expiry"}),
 }
 

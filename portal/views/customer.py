@@ -38,6 +38,8 @@ from portal.customer import (
     order_stages,
     row,
 )
+from portal.views.documents import documents_context
+from warranty.choices import PACK_SERVER_STATUSES
 from werkbank.errors import DomainError
 from werkbank.services import api_token_create, api_token_revoke, live_api_tokens
 
@@ -327,11 +329,16 @@ def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
 
 @customer_required
 def server_page(request: HttpRequest, server_id: int) -> HttpResponse:
-    """One server: serials by slot, blacklisted connectors, burn-in summary, rack placement."""
+    """One server: serials by slot, blacklisted connectors, burn-in summary, rack placement, and once it is
+    deployed its documents (handover packs, the order's warranty certificate)."""
     server = selectors.customer_server(request.user, server_id)
     if server is None:
         raise Http404("No such server.")
-    return TemplateResponse(request, "portal/server.html", server_context(request, server))
+    context = server_context(request, server)
+    if server.status in PACK_SERVER_STATUSES:
+        # A pack is made once a server is deployed; before that the block would only say "not yet".
+        context.update(documents_context(request, server))
+    return TemplateResponse(request, "portal/server.html", context)
 
 
 def _token_rows(user: Any) -> list[dict[str, Any]]:

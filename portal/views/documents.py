@@ -3,8 +3,8 @@ certificate of its orders.
 
 Every download looks its object up through `visible_to` first: another customer's pack or order is a 404,
 and so is a pack that has no file yet; an anonymous visitor is sent to the login page. The server page
-(portal/views/customer.py) shows the documents block when its context has `show_documents`:
-`documents_context(request, server)` gives that block's context.
+(portal/views/customer.py) shows the documents block of a deployed or handed-over server; its context is
+`documents_context(request, server)`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from django.urls import URLPattern, path, reverse
 
 from builds.models import Server
 from orders.models import Order
+from portal.customer import row
 from warranty.choices import PackStatus
 from warranty.downloads import certificate_response, pack_file_response
 from warranty.selectors import server_packs, visible_packs
@@ -26,18 +27,23 @@ from werkbank.access import Purpose
 
 def documents_context(request: HttpRequest, server: Server) -> dict[str, Any]:
     """The context of templates/portal/_server_documents.html for one server the user may see: its ready
-    packs (newest revision first, each with its download links and SHA-256) and the order's certificate."""
+    packs (newest revision first, each a plain row with its download links and SHA-256) and the order's
+    certificate."""
     packs = [
         pack for pack in server_packs(user=request.user, server=server) if pack.status == PackStatus.READY
     ]
     return {
         "show_documents": True,
         "handover_packs": [
-            {
-                "pack": pack,
-                "pdf_url": reverse("portal:pack-pdf", args=[pack.pk]),
-                "zip_url": reverse("portal:pack-zip", args=[pack.pk]),
-            }
+            row(
+                "server.pack",
+                revision=pack.revision,
+                language=pack.get_language_display(),
+                finished_at=pack.finished_at,
+                zip_sha256=pack.zip_sha256,
+                pdf_url=reverse("portal:pack-pdf", args=[pack.pk]),
+                zip_url=reverse("portal:pack-zip", args=[pack.pk]),
+            )
             for pack in packs
         ],
         "certificate_url": reverse("portal:certificate", args=[server.order_id]),

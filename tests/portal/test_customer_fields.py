@@ -14,11 +14,14 @@ from typing import Any
 
 import pytest
 from django.db import models
+from django.utils import timezone
 
 from portal.customer import PAGE_FIELDS
 from tests.conftest import api_client
 from tests.portal.conftest import BLACKLIST_EVIDENCE
 from tests.werkbank.test_audiences import key_paths
+from warranty.choices import PackStatus
+from warranty.models import HandoverPack
 
 pytestmark = pytest.mark.django_db
 
@@ -165,6 +168,15 @@ EXPECTED: dict[str, set[str]] = {
         "placement.top_u",
         "show_documents",
         "show_warranty",
+        # A deployed server's documents (portal/views/documents.py).
+        "certificate_url",
+        "handover_packs",
+        "handover_packs[].finished_at",
+        "handover_packs[].language",
+        "handover_packs[].pdf_url",
+        "handover_packs[].revision",
+        "handover_packs[].zip_sha256",
+        "handover_packs[].zip_url",
     },
     "tokens": {"limit", "new_token", "tokens", "tokens[].created", "tokens[].expiry", "tokens[].token_key"},
 }
@@ -202,7 +214,11 @@ def _pages(w: Any) -> dict[str, list[str]]:
     return {
         "orders": ["/portal/"],
         "order": [f"/portal/orders/{w.iso.order_a.pk}/", f"/portal/orders/{w.events_order.pk}/"],
-        "server": [f"/portal/servers/{w.builds.server.pk}/", f"/portal/servers/{w.deployment.ready.pk}/"],
+        "server": [
+            f"/portal/servers/{w.builds.server.pk}/",
+            f"/portal/servers/{w.deployment.ready.pk}/",
+            f"/portal/servers/{w.deployment.listing.server_id}/",  # deployed: with its documents
+        ],
         "tokens": ["/portal/tokens/"],
     }
 
@@ -250,6 +266,20 @@ def test_each_page_hands_its_template_exactly_the_listed_fields(client, portal_w
     client.force_login(w.t.user_a)
     client.cookies["django_language"] = language
     assert client.post("/portal/tokens/").status_code == 200  # one token to list
+    # A ready pack of the deployed server, asked for by the PM (whose name the page never shows).
+    HandoverPack.objects.create(
+        server_id=w.deployment.listing.server_id,
+        revision=1,
+        language="en",
+        status=PackStatus.READY,
+        progress=100,
+        finished_at=timezone.now(),
+        pdf="handover/r1-en.pdf",
+        zip="handover/r1-en.zip",
+        pdf_sha256="cd" * 32,
+        zip_sha256="ab" * 32,
+        generated_by=w.t.pm,
+    )
     internal = _internal_texts(w)
     for page, urls in _pages(w).items():
         seen: set[str] = set()

@@ -123,7 +123,9 @@ def test_the_documents_block_lists_the_ready_packs_for_the_server_page(demo, rea
     HandoverPack.objects.create(server=demo.fleet, revision=2, language="en")  # queued: not listed
     context = documents_context(request, demo.fleet)
     assert context["show_documents"] is True
-    assert [entry["pack"].pk for entry in context["handover_packs"]] == [ready.pk]
+    assert [entry["pdf_url"] for entry in context["handover_packs"]] == [
+        reverse("portal:pack-pdf", args=[ready.pk])
+    ]
     html = render_to_string("portal/_server_documents.html", context)
     assert reverse("portal:pack-pdf", args=[ready.pk]) in html and ready.zip_sha256 in html
     assert reverse("portal:certificate", args=[demo.fleet.order_id]) in html
