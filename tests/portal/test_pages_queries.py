@@ -7,19 +7,23 @@ from typing import Any
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
+from django.utils import timezone
 
 from builds.choices import ConnectorKind
-from builds.models import Connector, Installation
+from builds.models import Connector, Installation, Server
 from inventory.models import Component
 from orders.models import Order
 from tests import factories
+from warranty.choices import PackStatus
+from warranty.models import HandoverPack
 from werkbank.models import AuditEvent
 from werkbank.services import api_token_create
 
 pytestmark = pytest.mark.django_db
 
 #: Queries per page: session, user, the customer-membership check, then the page's own reads.
-QUERIES = {"orders": 7, "order": 10, "server": 12, "tokens": 4}
+#: A deployed server adds one: its ready handover packs (documents).
+QUERIES = {"orders": 7, "order": 10, "server": 12, "deployed_server": 13, "tokens": 4}
 
 
 def _orders(tenants: Any, n: int) -> str:
@@ -53,9 +57,9 @@ def _order(tenants: Any, n: int) -> str:
     return f"/portal/orders/{order.pk}/"
 
 
-def _server(tenants: Any, n: int) -> str:
+def _server(tenants: Any, n: int, *, status: str = "burn_in") -> str:
     order = factories.OrderFactory(customer=tenants.customer_a, server_count=1)
-    [server] = factories.make_servers(order, status="burn_in")
+    [server] = factories.make_servers(order, status=status)
     po = factories.receive_stock(deliver_to=tenants.partner_p, lots={"L-Q": [f"Q-{n}-0"]})
     template = Component.objects.get(serial=f"Q-{n}-0")
     components = Component.objects.bulk_create(
@@ -87,6 +91,28 @@ def _server(tenants: Any, n: int) -> str:
     return f"/portal/servers/{server.pk}/"
 
 
+def _deployed_server(tenants: Any, n: int) -> str:
+    """A deployed server's page adds its documents: n ready handover packs (revisions)."""
+    url = _server(tenants, n, status="deployed")
+    server = Server.objects.get(pk=url.rstrip("/").rsplit("/", 1)[-1])
+    HandoverPack.objects.bulk_create(
+        HandoverPack(
+            server=server,
+            revision=revision,
+            language="en",
+            status=PackStatus.READY,
+            progress=100,
+            finished_at=timezone.now(),
+            pdf=f"handover/r{revision}.pdf",
+            zip=f"handover/r{revision}.zip",
+            pdf_sha256="cd" * 32,
+            zip_sha256="ab" * 32,
+        )
+        for revision in range(1, n + 1)
+    )
+    return url
+
+
 def _tokens(tenants: Any, n: int) -> str:
     # The cap is 10 live tokens: one against ten.
     for _ in range(max(1, n // 10)):
@@ -94,7 +120,13 @@ def _tokens(tenants: Any, n: int) -> str:
     return "/portal/tokens/"
 
 
-BUILDERS = {"orders": _orders, "order": _order, "server": _server, "tokens": _tokens}
+BUILDERS = {
+    "orders": _orders,
+    "order": _order,
+    "server": _server,
+    "deployed_server": _deployed_server,
+    "tokens": _tokens,
+}
 
 
 @pytest.mark.parametrize("page", sorted(BUILDERS))

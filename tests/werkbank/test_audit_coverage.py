@@ -405,14 +405,14 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "warranty.services:expiry_notice_send": (("warranty.expiry_notice",), EXPIRY),
     "warranty.services:expiry_notify": (("warranty.expiry_notice",), EXPIRY),
     # warranty: handover packs
-    "warranty.services.packs:pack_request": (("pack.request",), PACKS),
-    "warranty.services.packs:pack_retry": (("pack.retry",), PACK_FAILURE),
-    "warranty.services.packs:pack_generate": (("pack.generate", "pack.fail"), PACK_FAILURE),
-    "warranty.services.packs:pack_progress": exempt(
+    "warranty.services:pack_request": (("pack.request",), PACKS),
+    "warranty.services:pack_retry": (("pack.retry",), PACK_FAILURE),
+    "warranty.services:pack_generate": (("pack.generate", "pack.fail"), PACK_FAILURE),
+    "warranty.services:pack_progress": exempt(
         "the running task's progress column, written apart so a watcher sees it; the request and the "
         "outcome (pack.generate, pack.fail) are audited"
     ),
-    "warranty.services.packs:pack_render": exempt("renders the PDF and ZIP in memory; stores nothing"),
+    "warranty.services:pack_render": exempt("renders the PDF and ZIP in memory; stores nothing"),
 }
 
 

@@ -16,6 +16,7 @@ from warranty.services.claims import (
 )
 from warranty.services.expiry import expiry_notice_send, expiry_notify
 from warranty.services.handover import server_hand_over
+from warranty.services.packs import pack_generate, pack_progress, pack_render, pack_request, pack_retry
 from warranty.services.records import warranty_records_create
 from warranty.services.registrations import registrations_record
 
@@ -27,6 +28,11 @@ __all__ = [
     "claim_ship_replacement",
     "expiry_notice_send",
     "expiry_notify",
+    "pack_generate",
+    "pack_progress",
+    "pack_render",
+    "pack_request",
+    "pack_retry",
     "registrations_record",
     "server_hand_over",
     "warranty_records_create",
