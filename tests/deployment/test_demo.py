@@ -85,7 +85,9 @@ def test_the_fleet_stands_in_two_sofia_racks_without_overlap(demo):
 
 def test_fleet_server_01_is_deployed_with_its_network_and_a_verified_listing(demo):
     first, second = _fleet()[:2]
-    assert first.status == "deployed" and second.status != "deployed"
+    # Deployed here; warranty/demo.py then hands it over (tests/warranty/test_demo.py).
+    assert first.status == "handed_over" and second.status != "deployed"
+    assert AuditEvent.objects.for_object(first).filter(verb="server.deploy").exists()
     network = ServerNetwork.objects.get(server=first)
     assert network.management_ip.startswith("10.") and network.bmc_ip.startswith("10.")
     assert network.management_ip.split(".")[:2] != network.bmc_ip.split(".")[:2]  # a VLAN of its own

@@ -1,6 +1,10 @@
 """The demo world for the handover-pack tests: `manage.py seed_demo` gives a deployed, listed server with a
 passed burn-in and 31 serials (the fleet's first, customer Vastfleet, German), and the 7U machine of seed 003
-with two blacklisted connectors and an interrupted stage (customer Inferenzlabor, in burn-in)."""
+with two blacklisted connectors and an interrupted stage (customer Inferenzlabor, in burn-in).
+
+It is loaded without the warranty's own demo (warranty/demo.py), which asks for that server's pack and
+hands it over: these tests ask for packs and hand over themselves, from the deployed server without a pack.
+tests/warranty/test_demo.py tests the full demo."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -34,7 +39,11 @@ class Demo:
 
 
 def load_demo() -> Demo:
-    call_command("seed_demo", "--quiet")
+    with (
+        mock.patch("warranty.demo.seed", autospec=True),
+        mock.patch("warranty.demo.seed_after_commit", autospec=True),
+    ):
+        call_command("seed_demo", "--quiet")
     user_model = get_user_model()
     fleet = Server.objects.select_related("order__customer").get(asset_tag="WB-2026-0001-01")
     seven_u = Server.objects.select_related("order__customer").get(asset_tag="WB-2026-0003-01")

@@ -97,9 +97,9 @@ def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_
 
     fleet = runs["Vastfleet Rentals GmbH"]
     assert (fleet.server.status, fleet.result) == (
-        "deployed",
+        "handed_over",
         "pass",
-    )  # passed, then deployed (deployment.demo)
+    )  # passed, then deployed (deployment.demo) and handed over (warranty.demo)
     assert fleet.server.burnin_gpu_power_w == 8 * 561  # the figure its rack's feeds count
     assert fleet.gpu_results.count() == 8
     assert not fleet.findings.exclude(severity="info").exists()

@@ -2,6 +2,9 @@
 
 Each app may ship a `demo` module with `seed(context)`; they run in INSTALLED_APPS order, which is the
 dependency order (werkbank ← inventory ← orders ← builds ← warranty), so the core knows none of them.
+They all run in one transaction. A loader that needs what happens on its commit (a Celery task enqueued
+with `enqueue_on_commit` runs then: in-process without REDIS_URL, else on a worker) may also define
+`seed_after_commit(context)`: those run after that commit, in the same order, in transactions of their own.
 """
 
 from __future__ import annotations
@@ -31,15 +34,21 @@ class Command(BaseCommand):
                 "seed_demo creates logins with a known password; it refuses to run in production."
             )
         context = DemoContext()
+        modules = [
+            import_module(f"{app_config.name}.demo")
+            for app_config in apps.get_app_configs()
+            if find_spec(f"{app_config.name}.demo") is not None
+        ]
         # The walk-through sends customers their status e-mails; keep them in memory, not on the console.
-        with (
-            override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"),
-            transaction.atomic(),
-        ):
-            for app_config in apps.get_app_configs():
-                module_name = f"{app_config.name}.demo"
-                if find_spec(module_name) is not None:
-                    import_module(module_name).seed(context)
+        with override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"):
+            with transaction.atomic():
+                for module in modules:
+                    module.seed(context)
+            # Committed: its on-commit work (tasks, stored files) has run, or is queued for a worker.
+            for module in modules:
+                after_commit = getattr(module, "seed_after_commit", None)
+                if after_commit is not None:
+                    after_commit(context)
         if quiet:
             return
         self.stdout.write(self.style.SUCCESS(f"Demo fleet ready ({context.created} new objects)."))
