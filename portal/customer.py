@@ -149,6 +149,29 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "server.pack": frozenset({"revision", "language", "generated_at", "pdf_url", "zip_url", "zip_sha256"}),
     "server.warranty": frozenset({"serial", "description", "start_date", "end_date", "state", "url"}),
     "tokens.token": frozenset({"token_key", "created", "expiry"}),
+    # The warranty pages (portal/views/warranty.py): who opened a claim (a login name) and the PM's notes on
+    # its transitions are the builder's; the decision note is written for the customer.
+    "warranty.row": frozenset(
+        {"serial", "description", "hostname", "start_date", "end_date", "state", "url"}
+    ),
+    "warranty.record": frozenset(
+        {
+            "serial",
+            "description",
+            "hostname",
+            "asset_tag",
+            "order_reference",
+            "start_date",
+            "term_months",
+            "end_date",
+            "state",
+            "replaced_at",
+        }
+    ),
+    "warranty.lineage": frozenset({"serial", "url"}),
+    "warranty.claim": frozenset(
+        {"number", "created_at", "status", "status_label", "description", "decision_note", "replacement"}
+    ),
 }
 
 
@@ -162,6 +185,17 @@ def row(kind: str, /, **values: Any) -> dict[str, Any]:
             f"{sorted(expected - set(values))} missing"
         )
     return values
+
+
+def pager(page: Any) -> dict[str, Any]:
+    """What a pager shows of a Paginator page: numbers only (no rows, so no model instance reaches a
+    template)."""
+    return {
+        "number": page.number,
+        "num_pages": page.paginator.num_pages,
+        "previous": page.previous_page_number() if page.has_previous() else None,
+        "next": page.next_page_number() if page.has_next() else None,
+    }
 
 
 #: The order's main line of statuses, the progress line of every order (README.md, Lifecycle).
