@@ -16,8 +16,8 @@ import pytest
 from django.db import models
 from django.utils import timezone
 
-from portal.customer import PAGE_FIELDS
 from inventory.models import Component
+from portal.customer import PAGE_FIELDS
 from tests import factories
 from tests.conftest import api_client
 from tests.portal.conftest import BLACKLIST_EVIDENCE

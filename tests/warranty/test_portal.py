@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from tests import factories
+from tests.conftest import api_client
 from tests.builds.conftest import GPUS_L1
 from warranty.models import WarrantyClaim, WarrantyRecord
 
@@ -73,3 +76,40 @@ def test_the_pages_speak_german(client, handed):
     assert "Seriennummer nachschlagen" in body
     detail = client.get(f"/portal/warranty/records/{record.pk}/").content.decode()
     assert "Garantiefall melden" in detail and "Austauschkette" in detail
+
+
+def test_a_refused_claim_is_explained_in_the_customers_language(client, handed):
+    """claim_open's refusals are translated where they are raised: the German portal shows them in German
+    on the claim form (a second claim; an expired record)."""
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    login(client, handed.t.user_a)
+    client.cookies["django_language"] = "de"
+    url = f"/portal/warranty/records/{record.pk}/"
+    assert client.post(url, {"description": "Der Lüfter rattert"}).status_code == 302
+    number = WarrantyClaim.objects.get(record=record).number
+    again = client.post(url, {"description": "noch einmal"})
+    assert again.status_code == 409
+    assert (
+        f"Für {GPUS_L1[0]} kann kein Garantiefall gemeldet werden. "
+        f"Für {GPUS_L1[0]} ist bereits der Garantiefall {number} in Bearbeitung."
+    ) in again.content.decode()
+    expired = WarrantyRecord.objects.get(serial=GPUS_L1[1])
+    WarrantyRecord.objects.filter(pk=expired.pk).update(
+        start_date=date(2020, 1, 1), end_date=date(2023, 1, 1)
+    )
+    refused = client.post(f"/portal/warranty/records/{expired.pk}/", {"description": "kaputt"})
+    assert refused.status_code == 409
+    assert f"Die Garantie für {GPUS_L1[1]} ist am 2023-01-01 abgelaufen." in refused.content.decode()
+
+
+def test_the_api_explains_a_refused_claim_in_english_whatever_the_language_cookie(handed):
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    api = api_client(handed.t.user_a)
+    api.cookies["django_language"] = "de"
+    body = {"record": record.pk, "description": "Xid 79"}
+    number = api.post("/api/v1/warranty/claims/", body, format="json").json()["number"]
+    again = api.post("/api/v1/warranty/claims/", body, format="json")
+    assert again.status_code == 409
+    assert again.json()["detail"] == (
+        f"No claim can be opened on {GPUS_L1[0]}. {GPUS_L1[0]} already has claim {number} in progress."
+    )
