@@ -20,13 +20,16 @@ What a customer sees
     stage; per server the serial numbers by slot (from the active installations), the blacklisted
     connectors with their reason, the latest burn-in run with its findings (a waived finding shows that it
     was waived, when, and why), the temperature chart, and the rack placement with the rack's elevation
-    (other tenants' servers in it appear only as "occupied"); its own API tokens.
+    (other tenants' servers in it appear only as "occupied"); its own API tokens; its warranty records
+    (looked up by serial), each with its replacement lineage both ways and its claims with their status
+    and the decision note, which is written for the customer.
 
 What a customer never sees
     The builder's internals: the PM's override reasons (approval, lot, power) and notes (order notes,
     transition notes, ROI notes), purchase orders (ids or numbers), suppliers and prices paid, the assembly
     partner (a subcontractor) and the partner's internal notes and evidence, the usernames of the people who
-    did the work (actors, installers, uploaders, waivers), and anything of another customer.
+    did the work (actors, installers, uploaders, waivers, whoever opened a claim), the PM's notes on a
+    claim's steps, and anything of another customer.
 
 Each page's view builds plain rows with exactly the fields named below (`PAGE_FIELDS`), and its template
 shows only those: no model instance reaches a portal template, so a field added to a model cannot appear

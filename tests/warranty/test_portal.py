@@ -7,8 +7,8 @@ from datetime import date
 import pytest
 
 from tests import factories
-from tests.conftest import api_client
 from tests.builds.conftest import GPUS_L1
+from tests.conftest import api_client
 from warranty.models import WarrantyClaim, WarrantyRecord
 
 pytestmark = pytest.mark.django_db
@@ -113,3 +113,29 @@ def test_the_api_explains_a_refused_claim_in_english_whatever_the_language_cooki
     assert again.json()["detail"] == (
         f"No claim can be opened on {GPUS_L1[0]}. {GPUS_L1[0]} already has claim {number} in progress."
     )
+
+
+def test_the_record_page_costs_the_same_queries_whatever_its_claims(client, handed):
+    """The record's lineage comes with it and the claims' replacements with them: no query per claim
+    (the session, the user, the record, its claims)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    login(client, handed.t.user_a)
+    url = f"/portal/warranty/records/{record.pk}/"
+    client.get(url)  # the session and the user are warm
+    with CaptureQueriesContext(connection) as none:
+        assert client.get(url).status_code == 200
+    for n in range(5):
+        WarrantyClaim.objects.create(
+            number=f"RMA-2020-{n:05d}",
+            record=record,
+            customer=record.customer,
+            status="rejected",
+            description="noise",
+            decision_note="Within specification.",
+        )
+    with CaptureQueriesContext(connection) as five:
+        response = client.get(url)
+    assert len(response.context["claims"]) == 5 and len(five) == len(none) == 4
