@@ -139,3 +139,18 @@ def test_the_record_page_costs_the_same_queries_whatever_its_claims(client, hand
     with CaptureQueriesContext(connection) as five:
         response = client.get(url)
     assert len(response.context["claims"]) == 5 and len(five) == len(none) == 4
+
+
+def test_the_record_list_pages_and_its_pager_keeps_the_lookup(client, handed, monkeypatch):
+    from portal.views.warranty import WarrantyListView
+
+    monkeypatch.setattr(WarrantyListView, "paginate_by", 4)
+    login(client, handed.t.user_a)
+    first = client.get("/portal/warranty/")
+    assert first.context["pager"] == {"number": 1, "num_pages": 2, "previous": None, "next": 2}
+    assert 'href="?page=2"' in first.content.decode()
+    second = client.get("/portal/warranty/", {"page": 2})
+    assert len(second.context["records"]) == 2 and 'href="?page=1"' in second.content.decode()
+    found = client.get("/portal/warranty/", {"serial": f" {GPUS_L1[0]} "})
+    assert [record["serial"] for record in found.context["records"]] == [GPUS_L1[0]]
+    assert found.context["pager"]["num_pages"] == 1 and 'class="pager"' not in found.content.decode()
