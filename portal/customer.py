@@ -20,13 +20,16 @@ What a customer sees
     stage; per server the serial numbers by slot (from the active installations), the blacklisted
     connectors with their reason, the latest burn-in run with its findings (a waived finding shows that it
     was waived, when, and why), the temperature chart, and the rack placement with the rack's elevation
-    (other tenants' servers in it appear only as "occupied"); its own API tokens.
+    (other tenants' servers in it appear only as "occupied"); its own API tokens; its warranty records
+    (looked up by serial), each with its replacement lineage both ways and its claims with their status
+    and the decision note, which is written for the customer.
 
 What a customer never sees
     The builder's internals: the PM's override reasons (approval, lot, power) and notes (order notes,
     transition notes, ROI notes), purchase orders (ids or numbers), suppliers and prices paid, the assembly
     partner (a subcontractor) and the partner's internal notes and evidence, the usernames of the people who
-    did the work (actors, installers, uploaders, waivers), and anything of another customer.
+    did the work (actors, installers, uploaders, waivers, whoever opened a claim), the PM's notes on a
+    claim's steps, and anything of another customer.
 
 Each page's view builds plain rows with exactly the fields named below (`PAGE_FIELDS`), and its template
 shows only those: no model instance reaches a portal template, so a field added to a model cannot appear
@@ -149,6 +152,29 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "server.pack": frozenset({"revision", "language", "generated_at", "pdf_url", "zip_url", "zip_sha256"}),
     "server.warranty": frozenset({"serial", "description", "start_date", "end_date", "state", "url"}),
     "tokens.token": frozenset({"token_key", "created", "expiry"}),
+    # The warranty pages (portal/views/warranty.py): who opened a claim (a login name) and the PM's notes on
+    # its transitions are the builder's; the decision note is written for the customer.
+    "warranty.row": frozenset(
+        {"serial", "description", "hostname", "start_date", "end_date", "state", "url"}
+    ),
+    "warranty.record": frozenset(
+        {
+            "serial",
+            "description",
+            "hostname",
+            "asset_tag",
+            "order_reference",
+            "start_date",
+            "term_months",
+            "end_date",
+            "state",
+            "replaced_at",
+        }
+    ),
+    "warranty.lineage": frozenset({"serial", "url"}),
+    "warranty.claim": frozenset(
+        {"number", "created_at", "status", "status_label", "description", "decision_note", "replacement"}
+    ),
 }
 
 
@@ -162,6 +188,17 @@ def row(kind: str, /, **values: Any) -> dict[str, Any]:
             f"{sorted(expected - set(values))} missing"
         )
     return values
+
+
+def pager(page: Any) -> dict[str, Any]:
+    """What a pager shows of a Paginator page: numbers only (no rows, so no model instance reaches a
+    template)."""
+    return {
+        "number": page.number,
+        "num_pages": page.paginator.num_pages,
+        "previous": page.previous_page_number() if page.has_previous() else None,
+        "next": page.next_page_number() if page.has_next() else None,
+    }
 
 
 #: The order's main line of statuses, the progress line of every order (README.md, Lifecycle).

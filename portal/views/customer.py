@@ -36,6 +36,7 @@ from portal.customer import (
     SEVERITY_LABELS,
     SLOT_KIND_LABELS,
     order_stages,
+    pager,
     row,
 )
 from portal.views.documents import documents_context
@@ -60,16 +61,6 @@ def customer_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRe
         return view(request, *args, **kwargs)
 
     return wrapped
-
-
-def _pager(page: Any) -> dict[str, Any]:
-    """What the pager shows of a page: numbers only (no rows, so no model instance reaches a template)."""
-    return {
-        "number": page.number,
-        "num_pages": page.paginator.num_pages,
-        "previous": page.previous_page_number() if page.has_previous() else None,
-        "next": page.next_page_number() if page.has_next() else None,
-    }
 
 
 def _server_rows(servers: Any) -> list[dict[str, Any]]:
@@ -117,7 +108,7 @@ def orders_page(request: HttpRequest) -> HttpResponse:
         )
         for order in orders
     ]
-    return TemplateResponse(request, "portal/orders.html", {"pager": _pager(page), "orders": rows})
+    return TemplateResponse(request, "portal/orders.html", {"pager": pager(page), "orders": rows})
 
 
 def _business_case(order: Order) -> dict[str, Any] | None:
@@ -228,7 +219,7 @@ def order_page(request: HttpRequest, order_id: int) -> HttpResponse:
         "business_case": _business_case(order),
         "sizing": _sizing(order),
         "power": _power(order),
-        "pager": _pager(servers),
+        "pager": pager(servers),
         "servers": _server_rows(servers.object_list),
     }
     return TemplateResponse(request, "portal/order.html", context)

@@ -4,11 +4,13 @@ lookup, a 404 on a record). Writes call the warranty services (POST, then redire
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -16,21 +18,25 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
-from django.views.generic import ListView
 
 from builds.models import Server
-from portal.customer import row
-from warranty.choices import CLAIM_OPEN, RecordKind
-from warranty.models import WarrantyRecord
+from portal.customer import pager, row
+from warranty.choices import CLAIM_OPEN, ClaimStatus, RecordKind
+from warranty.models import WarrantyClaim, WarrantyRecord
 from warranty.selectors import claims_of, record_for, records_for
 from warranty.services import claim_open
 from werkbank.errors import DomainError, InvalidInput
 
 
-def _state(record: WarrantyRecord, today: Any) -> str:
+def _state(record: WarrantyRecord, today: date) -> str:
+    """A record's state as the badge shows it: replaced (a replacement took its place), expired, active."""
     if record.replaced_at:
         return "replaced"
     return "expired" if record.end_date < today else "active"
+
+
+def _record_url(pk: int) -> str:
+    return reverse("portal:warranty-record", args=[pk])
 
 
 def warranty_context(request: HttpRequest, server: Server) -> dict[str, Any]:
@@ -47,16 +53,37 @@ def warranty_context(request: HttpRequest, server: Server) -> dict[str, Any]:
                 description=record.description,
                 start_date=record.start_date,
                 end_date=record.end_date,
-                state="replaced"
-                if record.replaced_at
-                else "expired"
-                if record.end_date < today
-                else "active",
-                url=reverse("portal:warranty-record", args=[record.pk]),
+                state=_state(record, today),
+                url=_record_url(record.pk),
             )
             for record in records
         ],
     }
+
+
+def _lineage(record: WarrantyRecord | None) -> dict[str, Any] | None:
+    """The other end of a replacement: its serial and its page (None: there is none)."""
+    if record is None:
+        return None
+    return row("warranty.lineage", serial=record.serial, url=_record_url(record.pk))
+
+
+def _claim_rows(claims: list[WarrantyClaim]) -> list[dict[str, Any]]:
+    # Not who opened it (a login name) nor the notes of its transitions (the PM's, in the audit trail):
+    # the decision note is the one text of the builder's a customer reads.
+    return [
+        row(
+            "warranty.claim",
+            number=claim.number,
+            created_at=claim.created_at,
+            status=claim.status,
+            status_label=ClaimStatus(claim.status).label,
+            description=claim.description,
+            decision_note=claim.decision_note,
+            replacement=_lineage(claim.replacement_record),
+        )
+        for claim in claims
+    ]
 
 
 class ClaimForm(forms.Form):
@@ -68,19 +95,34 @@ class ClaimForm(forms.Form):
     )
 
 
-class WarrantyListView(LoginRequiredMixin, ListView):
+class WarrantyListView(LoginRequiredMixin, View):
     """The customer's records, paginated, with a lookup box by serial."""
 
-    template_name = "portal/warranty_list.html"
-    context_object_name = "records"
     paginate_by = 50
 
-    def get_queryset(self) -> Any:
-        return records_for(user=self.request.user, serial=self.request.GET.get("serial", ""))
-
-    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        return super().get_context_data(
-            serial=self.request.GET.get("serial", "").strip(), today=timezone.localdate(), **kwargs
+    def get(self, request: HttpRequest) -> TemplateResponse:
+        serial = request.GET.get("serial", "").strip()
+        page = Paginator(records_for(user=request.user, serial=serial), self.paginate_by).get_page(
+            request.GET.get("page")
+        )
+        today = timezone.localdate()
+        records = [
+            row(
+                "warranty.row",
+                serial=record.serial,
+                description=record.description,
+                hostname=record.server.hostname,
+                start_date=record.start_date,
+                end_date=record.end_date,
+                state=_state(record, today),
+                url=_record_url(record.pk),
+            )
+            for record in page.object_list
+        ]
+        return TemplateResponse(
+            request,
+            "portal/warranty_list.html",
+            {"serial": serial, "records": records, "pager": pager(page)},
         )
 
 
@@ -96,9 +138,25 @@ class WarrantyRecordView(LoginRequiredMixin, View):
     def render(self, request: HttpRequest, record: WarrantyRecord, form: ClaimForm, status: int = 200) -> Any:
         today = timezone.localdate()
         claims = list(claims_of(user=request.user, record=record).select_related("replacement_record"))
+        # `replaced_by` is the reverse side of a one-to-one: absent, reading it raises.
+        replaced_by = getattr(record, "replaced_by", None)
         context = {
-            "record": record,
-            "claims": claims,
+            "record": row(
+                "warranty.record",
+                serial=record.serial,
+                description=record.description,
+                hostname=record.server.hostname,
+                asset_tag=record.server.asset_tag,
+                order_reference=record.order.reference,
+                start_date=record.start_date,
+                term_months=record.term_months,
+                end_date=record.end_date,
+                state=_state(record, today),
+                replaced_at=record.replaced_at,
+            ),
+            "replaces": _lineage(record.replaces),
+            "replaced_by": _lineage(replaced_by),
+            "claims": _claim_rows(claims),
             "form": form,
             # The form is offered while a claim could be opened: on a component's record whose warranty
             # runs, not replaced, with no claim in progress (the service says the same with a 409).
@@ -106,7 +164,6 @@ class WarrantyRecordView(LoginRequiredMixin, View):
             and record.replaced_at is None
             and record.end_date >= today
             and not any(claim.status in CLAIM_OPEN for claim in claims),
-            "today": today,
         }
         return TemplateResponse(request, "portal/warranty_record.html", context, status=status)
 
@@ -131,7 +188,7 @@ class WarrantyRecordView(LoginRequiredMixin, View):
         messages.success(
             request, _("Claim %(number)s is filed. We will answer it here.") % {"number": claim.number}
         )
-        return HttpResponseRedirect(reverse("portal:warranty-record", args=[record.pk]))
+        return HttpResponseRedirect(_record_url(record.pk))
 
 
 urlpatterns: list[URLPattern] = [

@@ -16,12 +16,15 @@ import pytest
 from django.db import models
 from django.utils import timezone
 
+from inventory.models import Component
 from portal.customer import PAGE_FIELDS
+from tests import factories
 from tests.conftest import api_client
 from tests.portal.conftest import BLACKLIST_EVIDENCE
 from tests.werkbank.test_audiences import key_paths
 from warranty.choices import PackStatus
-from warranty.models import HandoverPack
+from warranty.models import HandoverPack, WarrantyRecord
+from warranty.services import claim_approve, claim_open, claim_ship_replacement
 
 pytestmark = pytest.mark.django_db
 
@@ -185,6 +188,49 @@ EXPECTED: dict[str, set[str]] = {
         "certificate_url",
     },
     "tokens": {"limit", "new_token", "tokens", "tokens[].created", "tokens[].expiry", "tokens[].token_key"},
+    "warranty": {
+        "serial",
+        "records",
+        "records[].description",
+        "records[].end_date",
+        "records[].hostname",
+        "records[].serial",
+        "records[].start_date",
+        "records[].state",
+        "records[].url",
+    }
+    | PAGER,
+    "warranty_record": {
+        "record",
+        "record.asset_tag",
+        "record.description",
+        "record.end_date",
+        "record.hostname",
+        "record.order_reference",
+        "record.replaced_at",
+        "record.serial",
+        "record.start_date",
+        "record.state",
+        "record.term_months",
+        "replaces",
+        "replaces.serial",
+        "replaces.url",
+        "replaced_by",
+        "replaced_by.serial",
+        "replaced_by.url",
+        "claims",
+        "claims[].created_at",
+        "claims[].decision_note",
+        "claims[].description",
+        "claims[].number",
+        "claims[].replacement",
+        "claims[].replacement.serial",
+        "claims[].replacement.url",
+        "claims[].status",
+        "claims[].status_label",
+        "form",  # a Django form (ClaimForm): its one field is the customer's own description
+        "can_claim",
+    },
 }
 
 #: Field names the rule keeps from customers (werkbank/audiences.py, "Customer"), as keys anywhere.
@@ -216,12 +262,47 @@ NEVER_FOR_CUSTOMERS = {
 }
 
 
+#: The decision note on the world's claim: written for the customer, so the record's page shows it.
+DECISION_NOTE = "The fan log shows a seized bearing: a new card is on its way."
+#: Another member of customer A, who opened the claim on the replacement: who opened a claim is a login
+#: name, which the portal does not show.
+COLLEAGUE = "carol-buyer"
+
+
+@pytest.fixture
+def warranty_world(portal_world: Any) -> Any:
+    """The portal world, whose claim on P-SERIAL-1 (customer A's) is approved with a decision note and
+    answered by a replacement (P-SERIAL-2, from partner P's stock; the PM's shipping note is internal),
+    and whose replacement has a claim of its own, opened by a colleague of the customer's user."""
+    w = portal_world
+    claim = claim_approve(claim=w.warranty.claim, actor=w.t.pm, note=DECISION_NOTE)
+    claim_ship_replacement(
+        claim=claim,
+        actor=w.t.pm,
+        component=Component.objects.get(serial="P-SERIAL-2"),
+        note="PM note: taken from the B-stock shelf",
+    )
+    colleague = factories.make_member(w.t.customer_a, username=COLLEAGUE)
+    claim_open(record=_replacement(w), actor=colleague, description="The new card is loud too")
+    return w
+
+
+def _replacement(w: Any) -> WarrantyRecord:
+    return WarrantyRecord.objects.get(replaces=w.warranty.record)
+
+
 def _pages(w: Any) -> dict[str, list[str]]:
+    """The pages rendered on the warranty world, by the EXPECTED table's name."""
     return {
         "orders": ["/portal/"],
         "order": [f"/portal/orders/{w.iso.order_a.pk}/", f"/portal/orders/{w.events_order.pk}/"],
         "server": [f"/portal/servers/{w.builds.server.pk}/", f"/portal/servers/{w.deployment.ready.pk}/"],
         "tokens": ["/portal/tokens/"],
+        "warranty": ["/portal/warranty/", "/portal/warranty/?serial=p-serial-2"],
+        "warranty_record": [
+            f"/portal/warranty/records/{w.warranty.record.pk}/",  # replaced: a claim with its answer
+            f"/portal/warranty/records/{_replacement(w).pk}/",  # the replacement: a claim in progress
+        ],
     }
 
 
@@ -249,6 +330,7 @@ def _internal_texts(w: Any) -> list[str]:
         w.t.partner_p.name,  # the subcontractor
         "petr",  # the partner's username (installer, uploader)
         w.iso.order_b.reference,  # another customer's order
+        COLLEAGUE,  # who opened a claim
         "2400.00",  # the price paid per part
         "2.400,00",
     ]
@@ -263,8 +345,8 @@ def test_the_table_keeps_every_internal_field_out():
 
 
 @pytest.mark.parametrize("language", ["en", "de"])
-def test_each_page_hands_its_template_exactly_the_listed_fields(client, portal_world, language):
-    w = portal_world
+def test_each_page_hands_its_template_exactly_the_listed_fields(client, warranty_world, language):
+    w = warranty_world
     # The deployed server's pack is ready: the documents block lists it with its downloads.
     HandoverPack.objects.filter(server=w.deployment.ready).update(
         status=PackStatus.READY,
@@ -322,3 +404,26 @@ def test_the_customers_order_list_in_the_api_has_no_override_reason_or_purchase_
     assert "notes" not in order
     pm_view = api_client(w.t.pm).get(f"/api/v1/orders/?q={w.events_order.reference}").json()["results"][0]
     assert pm_view["approval_override_reason"] == "Strategic account" and pm_view["purchase_orders"]
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_warranty_pages_show_the_decision_note_and_the_lineage(client, warranty_world, language):
+    """The decision note is written for the customer: it is shown, with the replacement both ways; who
+    opened a claim and the PM's shipping note are not (the leak check above), though the world has them."""
+    from werkbank.models import AuditEvent
+
+    w = warranty_world
+    old, new = w.warranty.record, _replacement(w)
+    assert new.claims.get().opened_by.username == COLLEAGUE
+    assert AuditEvent.objects.filter(note__startswith="PM note: taken from the B-stock shelf").exists()
+    client.force_login(w.t.user_a)
+    client.cookies["django_language"] = language
+    html = client.get(f"/portal/warranty/records/{old.pk}/").content.decode()
+    assert DECISION_NOTE in html and w.warranty.claim.number in html
+    assert f'href="/portal/warranty/records/{new.pk}/"' in html and "P-SERIAL-2" in html
+    html = client.get(f"/portal/warranty/records/{new.pk}/").content.decode()
+    assert f'href="/portal/warranty/records/{old.pk}/"' in html and "The new card is loud too" in html
+    listed = client.get("/portal/warranty/?serial=p-serial-2").context_data["records"]
+    assert [(r["serial"], r["state"], r["url"]) for r in listed] == [
+        ("P-SERIAL-2", "active", f"/portal/warranty/records/{new.pk}/")
+    ]

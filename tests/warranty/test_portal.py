@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from tests import factories
 from tests.builds.conftest import GPUS_L1
+from tests.conftest import api_client
 from warranty.models import WarrantyClaim, WarrantyRecord
 
 pytestmark = pytest.mark.django_db
@@ -73,3 +76,81 @@ def test_the_pages_speak_german(client, handed):
     assert "Seriennummer nachschlagen" in body
     detail = client.get(f"/portal/warranty/records/{record.pk}/").content.decode()
     assert "Garantiefall melden" in detail and "Austauschkette" in detail
+
+
+def test_a_refused_claim_is_explained_in_the_customers_language(client, handed):
+    """claim_open's refusals are translated where they are raised: the German portal shows them in German
+    on the claim form (a second claim; an expired record)."""
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    login(client, handed.t.user_a)
+    client.cookies["django_language"] = "de"
+    url = f"/portal/warranty/records/{record.pk}/"
+    assert client.post(url, {"description": "Der Lüfter rattert"}).status_code == 302
+    number = WarrantyClaim.objects.get(record=record).number
+    again = client.post(url, {"description": "noch einmal"})
+    assert again.status_code == 409
+    assert (
+        f"Für {GPUS_L1[0]} kann kein Garantiefall gemeldet werden. "
+        f"Für {GPUS_L1[0]} ist bereits der Garantiefall {number} in Bearbeitung."
+    ) in again.content.decode()
+    expired = WarrantyRecord.objects.get(serial=GPUS_L1[1])
+    WarrantyRecord.objects.filter(pk=expired.pk).update(
+        start_date=date(2020, 1, 1), end_date=date(2023, 1, 1)
+    )
+    refused = client.post(f"/portal/warranty/records/{expired.pk}/", {"description": "kaputt"})
+    assert refused.status_code == 409
+    assert f"Die Garantie für {GPUS_L1[1]} ist am 2023-01-01 abgelaufen." in refused.content.decode()
+
+
+def test_the_api_explains_a_refused_claim_in_english_whatever_the_language_cookie(handed):
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    api = api_client(handed.t.user_a)
+    api.cookies["django_language"] = "de"
+    body = {"record": record.pk, "description": "Xid 79"}
+    number = api.post("/api/v1/warranty/claims/", body, format="json").json()["number"]
+    again = api.post("/api/v1/warranty/claims/", body, format="json")
+    assert again.status_code == 409
+    assert again.json()["detail"] == (
+        f"No claim can be opened on {GPUS_L1[0]}. {GPUS_L1[0]} already has claim {number} in progress."
+    )
+
+
+def test_the_record_page_costs_the_same_queries_whatever_its_claims(client, handed):
+    """The record's lineage comes with it and the claims' replacements with them: no query per claim
+    (the session, the user, the record, its claims)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    record = WarrantyRecord.objects.get(serial=GPUS_L1[0])
+    login(client, handed.t.user_a)
+    url = f"/portal/warranty/records/{record.pk}/"
+    client.get(url)  # the session and the user are warm
+    with CaptureQueriesContext(connection) as none:
+        assert client.get(url).status_code == 200
+    for n in range(5):
+        WarrantyClaim.objects.create(
+            number=f"RMA-2020-{n:05d}",
+            record=record,
+            customer=record.customer,
+            status="rejected",
+            description="noise",
+            decision_note="Within specification.",
+        )
+    with CaptureQueriesContext(connection) as five:
+        response = client.get(url)
+    assert len(response.context["claims"]) == 5 and len(five) == len(none) == 4
+
+
+def test_the_record_list_pages_and_its_pager_keeps_the_lookup(client, handed, monkeypatch):
+    from portal.views.warranty import WarrantyListView
+
+    monkeypatch.setattr(WarrantyListView, "paginate_by", 4)
+    login(client, handed.t.user_a)
+    first = client.get("/portal/warranty/")
+    assert first.context["pager"] == {"number": 1, "num_pages": 2, "previous": None, "next": 2}
+    assert 'href="?page=2"' in first.content.decode()
+    second = client.get("/portal/warranty/", {"page": 2})
+    assert len(second.context["records"]) == 2 and 'href="?page=1"' in second.content.decode()
+    found = client.get("/portal/warranty/", {"serial": f" {GPUS_L1[0]} "})
+    assert [record["serial"] for record in found.context["records"]] == [GPUS_L1[0]]
+    assert found.context["pager"]["num_pages"] == 1 and 'class="pager"' not in found.content.decode()

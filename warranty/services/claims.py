@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from builds.models import Installation
 from builds.services import server_swap_component
@@ -48,25 +49,37 @@ def claim_open(*, record: WarrantyRecord, actor: Any, description: str) -> Warra
     if locked is None:
         raise UnknownObject("record", "no warranty record with this id.")
     today = timezone.localdate()
+    # The refusals are translated where they are raised: the portal shows them on the claim form in the
+    # customer's language, while the API (werkbank/i18n.py activates English for /api/) answers English.
+    serial = {"serial": locked.serial}
     missing = []
     if locked.kind == RecordKind.SERVER:
         # The server's own record is the machine's warranty as a whole; what fails and gets replaced is
         # a component, every one of which (the chassis included) has its own record.
         missing.append(
-            f"{locked.serial} is the server's own record; file the claim on the serial of the failing "
-            "component."
+            _("%(serial)s is the server's own record; file the claim on the serial of the failing component.")
+            % serial
         )
     if locked.replaced_at is not None:
         successor = WarrantyRecord.objects.filter(replaces=locked).values_list("serial", flat=True).first()
-        missing.append(f"{locked.serial} was replaced by {successor}; file the claim on the replacement.")
+        missing.append(
+            _("%(serial)s was replaced by %(successor)s; file the claim on the replacement.")
+            % {**serial, "successor": successor}
+        )
     if locked.end_date < today:
-        missing.append(f"The warranty of {locked.serial} ended on {locked.end_date.isoformat()}.")
+        missing.append(
+            _("The warranty of %(serial)s ended on %(date)s.")
+            % {**serial, "date": locked.end_date.isoformat()}
+        )
     in_progress = WarrantyClaim.objects.filter(record=locked, status__in=CLAIM_OPEN).first()
     if in_progress is not None:
-        missing.append(f"{locked.serial} already has claim {in_progress.number} in progress.")
+        missing.append(
+            _("%(serial)s already has claim %(number)s in progress.")
+            % {**serial, "number": in_progress.number}
+        )
     if missing:
         raise RuleViolation(
-            f"No claim can be opened on {locked.serial}. " + " ".join(missing),
+            _("No claim can be opened on %(serial)s.") % serial + " " + " ".join(missing),
             missing=missing,
             code="claim_refused",
         )
