@@ -29,6 +29,7 @@ from burnin.selectors import RunDetail, Telemetry, run_detail, telemetry_series
 from burnin.services.gate import latest_run
 from deployment.models import PlatformListing, RackPlacement, ServerNetwork
 from deployment.selectors import FeedLoad, ServerPower, current_listing, feed_loads, server_powers
+from inventory.models import Component
 from orders.models import ConfigurationLine, Order
 from warranty.choices import PackStatus, RecordKind
 from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord
@@ -55,12 +56,21 @@ class WarrantyRow:
 
 
 def server_warranty_serial(server: Server) -> str:
-    """The serial the server itself is warranted under: its chassis serial, or its asset tag without one."""
+    """The serial of the server's own record: the chassis serial when recorded (what the vendor knows the
+    machine by), else the asset tag on our label, which every server has."""
     return server.chassis_serial or server.asset_tag
 
 
+def component_description(component: Component) -> str:
+    """What a component's record says it is: the part, with its MPN."""
+    part = component.part
+    return f"{part.manufacturer} {part.name} ({part.mpn})"[:200]
+
+
 def warranty_end(start: date, term_months: int) -> date:
-    """The last day of cover: start + term in calendar months (31 Jan + 1 month is 28/29 Feb)."""
+    """The day a warranty of `term_months` that starts on `start` ends: the same day of the month, `term`
+    months later (relativedelta clamps the 31st to a shorter month's last day: 31 Jan + 1 month is 28/29
+    Feb)."""
     return start + relativedelta(months=term_months)
 
 
@@ -89,12 +99,11 @@ def _derived_rows(servers: list[Server]) -> list[WarrantyRow]:
             )
         )
         for installation in installed[server.pk]:
-            part = installation.component.part
             rows.append(
                 WarrantyRow(
                     kind=RecordKind.COMPONENT,
                     serial=installation.component.serial,
-                    description=f"{part.manufacturer} {part.name}".strip(),
+                    description=component_description(installation.component),
                     term_months=term,
                     start=None,
                     end=None,

@@ -67,6 +67,18 @@ from werkbank.errors import RuleViolation
 # --- Permissions ---------------------------------------------------------------------------------------
 
 
+class ServerStateViewSet(VisibleToMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Base of the apps' per-server state endpoints, addressed by asset tag (`/api/v1/deployment/servers/
+    {asset_tag}/`, `/api/v1/handover/servers/{asset_tag}/`): one server the user sees; no list, no filters."""
+
+    queryset = Server.objects.all()
+    lookup_field = "asset_tag"
+    # Asset tags are letters, digits, dots, dashes and underscores (WB-YYYY-NNNN-NN).
+    lookup_value_regex = "[A-Za-z0-9][A-Za-z0-9._-]*"
+    filterset_class = None
+    pagination_class = None
+
+
 class OnBench(IsAuthenticated):
     """PMs act on every server; a partner's members only on the servers assigned to their organization.
 

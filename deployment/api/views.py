@@ -20,6 +20,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from builds.api.views import ServerStateViewSet
 from builds.choices import ServerStatus
 from builds.models import Server
 from deployment.api.serializers import (
@@ -379,16 +380,10 @@ def deploy_state(server: Server) -> dict[str, Any]:
     }
 
 
-class DeploymentServerViewSet(VisibleToMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class DeploymentServerViewSet(ServerStateViewSet):
     """A server's deployment, by asset tag: where it stands, and the PM's deploy."""
 
-    queryset = Server.objects.all()
     serializer_class = DeployStateSerializer
-    lookup_field = "asset_tag"
-    # Asset tags are letters, digits, dots, dashes and underscores (WB-YYYY-NNNN-NN).
-    lookup_value_regex = "[A-Za-z0-9][A-Za-z0-9._-]*"
-    filterset_class = None
-    pagination_class = None
 
     @extend_schema(responses={200: DeployStateSerializer}, summary="The server's deployment state.")
     def retrieve(self, request: Request, asset_tag: str | None = None) -> Response:

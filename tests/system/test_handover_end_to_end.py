@@ -44,7 +44,7 @@ from tests.system.test_warranty_records import _results, _waiting_for_a_lock
 from tests.warranty.packs_rig import installed_serials, load_demo
 from warranty.choices import PackStatus, RecordKind
 from warranty.models import HandoverPack, WarrantyRecord
-from warranty.services.records import server_serial
+from warranty.selectors import server_warranty_serial as server_serial
 from warranty.tasks import handover_pack_generate_task, warranty_records_create_task
 
 pytestmark = [pytest.mark.system, pytest.mark.django_db(transaction=True)]

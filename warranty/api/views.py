@@ -16,6 +16,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from builds.api.views import ServerStateViewSet
 from builds.choices import ServerStatus
 from builds.models import Server
 from warranty.api.serializers import (
@@ -173,15 +174,10 @@ def handover_state(server: Server) -> dict[str, Any]:
     }
 
 
-class HandoverServerViewSet(VisibleToMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class HandoverServerViewSet(ServerStateViewSet):
     """A server's handover, by asset tag: what it still lacks, and the PM's hand-over."""
 
-    queryset = Server.objects.all()
     serializer_class = HandoverStateSerializer
-    lookup_field = "asset_tag"
-    lookup_value_regex = "[A-Za-z0-9][A-Za-z0-9._-]*"
-    filterset_class = None
-    pagination_class = None
 
     @extend_schema(responses={200: HandoverStateSerializer}, summary="The server's handover state.")
     def retrieve(self, request: Request, asset_tag: str | None = None) -> Response:

@@ -14,7 +14,8 @@ from builds.services import server_swap_component
 from inventory.models import Component
 from warranty.choices import CLAIM_OPEN, CLAIM_TRANSITIONS, ClaimStatus, RecordKind
 from warranty.models import WarrantyClaim, WarrantyRecord
-from warranty.services.records import component_description, remaining_months
+from warranty.selectors import component_description
+from warranty.services.records import remaining_months
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
 from werkbank.services import next_reference

@@ -13,18 +13,12 @@ from django.utils import timezone
 from builds.choices import ServerStatus
 from builds.models import Installation, Server
 from builds.services import lock_server
-from inventory.models import Component
 from warranty.choices import RecordKind
 from warranty.models import WarrantyRecord
+from warranty.selectors import component_description, server_warranty_serial, warranty_end
 from werkbank.audit import audit
 from werkbank.errors import RuleViolation
 from werkbank.models import AuditEvent
-
-
-def warranty_end(start: date, term_months: int) -> date:
-    """The day a warranty of `term_months` that starts on `start` ends: the same day of the month, `term`
-    months later (relativedelta clamps the 31st to a shorter month's last day)."""
-    return start + relativedelta(months=term_months)
 
 
 def remaining_months(start: date, end: date) -> int:
@@ -33,17 +27,6 @@ def remaining_months(start: date, end: date) -> int:
     span = relativedelta(end, start)
     months = span.years * 12 + span.months + (1 if span.days > 0 else 0)
     return max(1, months)
-
-
-def server_serial(server: Server) -> str:
-    """The serial of the server's own record: the chassis serial when recorded (what the vendor knows the
-    machine by), else the asset tag on our label, which every server has."""
-    return server.chassis_serial or server.asset_tag
-
-
-def component_description(component: Component) -> str:
-    part = component.part
-    return f"{part.manufacturer} {part.name} ({part.mpn})"[:200]
 
 
 def handover_date(server: Server) -> date:
@@ -90,7 +73,7 @@ def warranty_records_create(*, server: Server, actor: Any) -> list[WarrantyRecor
         wanted.append(
             WarrantyRecord(
                 kind=RecordKind.SERVER,
-                serial=server_serial(locked),
+                serial=server_warranty_serial(locked),
                 description=f"Server {locked.hostname} ({order.configuration.name})"[:200],
                 **common,
             )
