@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from builds.choices import ServerStatus
-from builds.models import Server
+from builds.gates import order_servers
 from orders.choices import OrderStatus
 from orders.gates import named_at_most, register
 
@@ -13,20 +14,34 @@ from orders.gates import named_at_most, register
 PASSED_BURN_IN = frozenset({ServerStatus.BURN_IN_PASSED, ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})
 
 
+def orders_servers_passed_burnin(orders: Sequence[Any]) -> dict[int, list[str]]:
+    """No deployment until every server of the order has passed burn-in (one query for all orders)."""
+    by_order = order_servers(orders)
+    missing: dict[int, list[str]] = {}
+    for order in orders:
+        servers = by_order[order.pk]
+        if not servers:
+            missing[order.pk] = [f"Order {order.reference} has no servers to deploy."]
+            continue
+        missing[order.pk] = named_at_most(
+            [
+                f"Server {hostname} is {ServerStatus(status).label.lower()}; it must pass burn-in first."
+                for hostname, status in servers
+                if status not in PASSED_BURN_IN
+            ],
+            more=lambda count: f"{count} more server(s) have not passed burn-in yet.",
+        )
+    return missing
+
+
 def order_servers_passed_burnin(order: Any) -> list[str]:
-    """No deployment until every server of the order has passed burn-in."""
-    servers = list(Server.objects.filter(order=order).order_by("sequence").values_list("hostname", "status"))
-    if not servers:
-        return [f"Order {order.reference} has no servers to deploy."]
-    return named_at_most(
-        [
-            f"Server {hostname} is {ServerStatus(status).label.lower()}; it must pass burn-in first."
-            for hostname, status in servers
-            if status not in PASSED_BURN_IN
-        ],
-        more=lambda count: f"{count} more server(s) have not passed burn-in yet.",
-    )
+    return orders_servers_passed_burnin([order])[order.pk]
 
 
 def register_gates() -> None:
-    register(target=OrderStatus.DEPLOYMENT, name="burnin.servers_passed", check=order_servers_passed_burnin)
+    register(
+        target=OrderStatus.DEPLOYMENT,
+        name="burnin.servers_passed",
+        check=order_servers_passed_burnin,
+        check_many=orders_servers_passed_burnin,
+    )

@@ -19,7 +19,7 @@ feed must keep running when either side fails, so each side must hold all of it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,18 +185,29 @@ def feed_loads(
 
 def deploy_missing(*, server: Server) -> list[str]:
     """What keeps a server from being deployed, as sentences: burn-in passed, a placement, the network."""
-    missing = []
-    if server.status in DEPLOYED_OR_LATER:
-        return []
-    if server.status != ServerStatus.BURN_IN_PASSED:
-        missing.append(
-            f"Server {server.hostname} is {server.get_status_display().lower()}; it must pass burn-in first."
-        )
-    if not RackPlacement.objects.filter(server=server).exists():
-        missing.append(f"Server {server.hostname} has no rack placement.")
-    if not ServerNetwork.objects.filter(server=server).exists():
-        missing.append(f"Server {server.hostname} has no network record (management IP, BMC IP and BMC MAC).")
-    return missing
+    return deploy_missing_many(servers=[server])[server.pk]
+
+
+def deploy_missing_many(*, servers: Sequence[Server]) -> dict[int, list[str]]:
+    """`deploy_missing` of many servers, `{server id: sentences}`, in two queries however many there are."""
+    ids = [server.pk for server in servers]
+    placed = set(RackPlacement.objects.filter(server_id__in=ids).values_list("server_id", flat=True))
+    networked = set(ServerNetwork.objects.filter(server_id__in=ids).values_list("server_id", flat=True))
+    answer: dict[int, list[str]] = {}
+    for server in servers:
+        missing = answer[server.pk] = []
+        if server.status in DEPLOYED_OR_LATER:
+            continue
+        if server.status != ServerStatus.BURN_IN_PASSED:
+            status = server.get_status_display().lower()
+            missing.append(f"Server {server.hostname} is {status}; it must pass burn-in first.")
+        if server.pk not in placed:
+            missing.append(f"Server {server.hostname} has no rack placement.")
+        if server.pk not in networked:
+            missing.append(
+                f"Server {server.hostname} has no network record (management IP, BMC IP and BMC MAC)."
+            )
+    return answer
 
 
 def current_listing(*, server: Server) -> PlatformListing | None:

@@ -5,12 +5,12 @@ The arithmetic lives in `orders.formulas` (pure, no Django); this module feeds i
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, QuerySet, Sum
+from django.db.models import QuerySet, prefetch_related_objects
 
 from inventory.choices import PartCategory
 from orders import formulas, gates
@@ -30,14 +30,37 @@ class GateCheck:
     numbers: dict[str, Any] = field(default_factory=dict)
 
 
+def _prefetched(instance: Any, name: str) -> bool:
+    return name in getattr(instance, "_prefetched_objects_cache", {})
+
+
 def latest_assessment(*, order: Order) -> ROIAssessment | None:
-    """The ROI assessment that counts: the highest version."""
+    """The ROI assessment that counts: the highest version (from the prefetched versions when the caller
+    prefetched `roi_assessments`, as `transition_checks_many` does)."""
+    if _prefetched(order, "roi_assessments"):
+        return max(order.roi_assessments.all(), key=lambda assessment: assessment.version, default=None)
     return order.roi_assessments.order_by("-version").first()
+
+
+def order_workload(*, order: Order) -> Workload | None:
+    """The order's workload, or None (no query where the caller selected `workload` with the order)."""
+    try:
+        return order.workload
+    except Workload.DoesNotExist:
+        return None
+
+
+def configuration_lines(*, order: Order) -> list[Any]:
+    """The lines of the order's configuration with their parts (no query where the caller prefetched
+    `configuration__lines__part`)."""
+    if _prefetched(order.configuration, "lines"):
+        return list(order.configuration.lines.all())
+    return list(order.configuration.lines.select_related("part"))
 
 
 def configuration_gpus(*, order: Order) -> tuple[int, float | None]:
     """How many GPUs one server of the order has, and the VRAM of each (GB)."""
-    gpu_lines = order.configuration.lines.filter(part__category=PartCategory.GPU).select_related("part")
+    gpu_lines = [line for line in configuration_lines(order=order) if line.part.category == PartCategory.GPU]
     count = sum(line.quantity for line in gpu_lines)
     vram = min((line.part.vram_gb for line in gpu_lines if line.part.vram_gb), default=None)
     return count, float(vram) if vram is not None else None
@@ -45,10 +68,11 @@ def configuration_gpus(*, order: Order) -> tuple[int, float | None]:
 
 def configuration_load_w(*, order: Order) -> int:
     """The sum of the parts' TDP × quantity of one server (DC side)."""
-    total = order.configuration.lines.filter(part__tdp_w__isnull=False).aggregate(
-        load=Sum(F("part__tdp_w") * F("quantity"))
-    )["load"]
-    return int(total or 0)
+    return sum(
+        line.part.tdp_w * line.quantity
+        for line in configuration_lines(order=order)
+        if line.part.tdp_w is not None
+    )
 
 
 def power_inputs(*, order: Order) -> formulas.PowerInputs:
@@ -97,7 +121,7 @@ def sizing_inputs(*, workload: Workload, order: Order) -> formulas.SizingInputs:
 
 def order_sizing(*, order: Order) -> formulas.SizingResult | None:
     """The VRAM sizing of the order's workload on its configuration's GPUs; None without a workload."""
-    workload = Workload.objects.filter(order=order).first()
+    workload = order_workload(order=order)
     if workload is None:
         return None
     return formulas.sizing(sizing_inputs(workload=workload, order=order))
@@ -227,7 +251,7 @@ ROI_OUTPUT_LABELS = [
 def order_gate_report(*, order: Order) -> dict[str, Any]:
     """Everything the admin and the PM page show about the gate: checks, ROI, sizing and power with inputs."""
     assessment = latest_assessment(order=order)
-    workload = Workload.objects.filter(order=order).first()
+    workload = order_workload(order=order)
     power_in = power_inputs(order=order)
     report: dict[str, Any] = {
         "order": order,
@@ -264,7 +288,7 @@ def assessment_result(*, assessment: ROIAssessment) -> formulas.ROIResult:
 
 def bill_of_materials_missing(*, order: Order) -> list[str]:
     """What the configuration lacks before the order may go to ROI review: a GPU line and a chassis line."""
-    categories = set(order.configuration.lines.values_list("part__category", flat=True))
+    categories = {line.part.category for line in configuration_lines(order=order)}
     return [
         f"a {label} line on configuration {order.configuration.name}"
         for category, label in ((PartCategory.GPU, "GPU"), (PartCategory.CHASSIS, "chassis"))
@@ -304,7 +328,7 @@ def _own_missing(*, order: Order, target: str) -> tuple[list[str], bool]:
     if target == OrderStatus.APPROVED:
         return [check.summary for check in approval_checks(order=order) if not check.ok], True
     if target == OrderStatus.PROCUREMENT:
-        lines = order.configuration.lines.select_related("part")
+        lines = configuration_lines(order=order)
         return [f"Part {entry}." for entry in purchasing_data_missing(lines=lines)], False
     return [], False
 
@@ -313,23 +337,47 @@ def transition_checks(*, order: Order) -> list[TransitionCheck]:
     """For each transition the order's status allows, what is still missing: the orders app's own
     preconditions, then every check the apps above registered in `orders.gates`. The transition services
     refuse with the same sentences."""
-    allowed = TRANSITIONS[order.status]
-    checks = []
-    for action, target in TRANSITION_ACTIONS.items():
-        if target not in allowed:
-            continue
-        own, overridable = _own_missing(order=order, target=target)
-        missing = own + gates.missing_for(order=order, target=target)
-        checks.append(
-            TransitionCheck(
-                action=action,
-                target=target,
-                ready=not missing,
-                missing=missing,
-                overridable=overridable and bool(own),
-                needs_reason=action in REASON_REQUIRED,
-            )
+    return transition_checks_many(orders=[order], prefetch=False)[order.pk]
+
+
+def transition_checks_many(
+    *, orders: Sequence[Order], prefetch: bool = True
+) -> dict[int, list[TransitionCheck]]:
+    """`transition_checks` of many orders, `{order id: checks}`, in a fixed number of queries however many
+    orders there are: the orders' configurations, lines, parts, ROI versions and workloads are read once
+    for all (`prefetch`), and every gate answers in bulk (`orders.gates.missing_for_many`)."""
+    orders = list(orders)
+    if prefetch and orders:
+        prefetch_related_objects(orders, "configuration__lines__part", "roi_assessments", "workload")
+    actions = {
+        order.pk: [(action, target) for action, target in TRANSITION_ACTIONS.items() if target in allowed]
+        for order in orders
+        for allowed in [TRANSITIONS[order.status]]
+    }
+    targets = sorted({target for pairs in actions.values() for _, target in pairs})
+    gate_missing = {
+        target: gates.missing_for_many(
+            orders=[order for order in orders if any(to == target for _, to in actions[order.pk])],
+            target=target,
         )
+        for target in targets
+    }
+    checks: dict[int, list[TransitionCheck]] = {}
+    for order in orders:
+        checks[order.pk] = []
+        for action, target in actions[order.pk]:
+            own, overridable = _own_missing(order=order, target=target)
+            missing = own + gate_missing[target][order.pk]
+            checks[order.pk].append(
+                TransitionCheck(
+                    action=action,
+                    target=target,
+                    ready=not missing,
+                    missing=missing,
+                    overridable=overridable and bool(own),
+                    needs_reason=action in REASON_REQUIRED,
+                )
+            )
     return checks
 
 

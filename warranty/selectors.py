@@ -13,6 +13,7 @@ listing) in a fixed number of queries, whatever the number of GPUs or samples.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -280,14 +281,25 @@ def latest_ready_pack(*, user: Any, server: Server, language: str | None = None)
 
 def hand_over_missing(*, server: Server) -> list[str]:
     """Everything that stands between a server and its handover, as sentences (empty: it may go)."""
-    missing = []
-    if server.status != ServerStatus.DEPLOYED:
-        missing.append(
-            f"Server {server.hostname} is {ServerStatus(server.status).label.lower()}; it must be deployed."
-        )
-    if not HandoverPack.objects.filter(server=server, status=PackStatus.READY).exists():
-        missing.append(f"Server {server.hostname} has no ready handover pack; generate one first.")
-    return missing
+    return hand_over_missing_many(servers=[server])[server.pk]
+
+
+def hand_over_missing_many(*, servers: Sequence[Server]) -> dict[int, list[str]]:
+    """`hand_over_missing` of many servers, `{server id: sentences}`, in one query however many there are."""
+    ready = set(
+        HandoverPack.objects.filter(server_id__in=[server.pk for server in servers], status=PackStatus.READY)
+        .order_by()
+        .values_list("server_id", flat=True)
+    )
+    answer: dict[int, list[str]] = {}
+    for server in servers:
+        missing = answer[server.pk] = []
+        if server.status != ServerStatus.DEPLOYED:
+            status = ServerStatus(server.status).label.lower()
+            missing.append(f"Server {server.hostname} is {status}; it must be deployed.")
+        if server.pk not in ready:
+            missing.append(f"Server {server.hostname} has no ready handover pack; generate one first.")
+    return answer
 
 
 def records_for(*, user: Any, serial: str = "") -> QuerySet[WarrantyRecord]:

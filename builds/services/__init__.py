@@ -29,6 +29,8 @@ from builds.services.installation import (
 )
 from builds.services.servers import (
     assembly_gaps,
+    assembly_gaps_many,
+    assembly_start_missing,
     lock_server,
     normalize_hostname,
     server_assign_partner,
@@ -46,6 +48,8 @@ __all__ = [
     "CheckedPhoto",
     "UnknownSerial",
     "assembly_gaps",
+    "assembly_gaps_many",
+    "assembly_start_missing",
     "checklist_item_add",
     "checklist_item_remove",
     "checklist_item_update",

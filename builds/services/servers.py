@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
@@ -14,13 +15,15 @@ from builds.choices import (
     ServerStatus,
 )
 from builds.models import (
+    BuildStep,
     ChassisLayout,
+    ChecklistItem,
     Connector,
     Installation,
     Server,
 )
 from inventory.choices import PartCategory
-from orders.models import Order
+from orders.models import ConfigurationLine, Order
 from werkbank.audit import audit
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
@@ -238,10 +241,9 @@ def server_assign_partner(*, server: Server, actor: Any, partner: Organization) 
 @transaction.atomic
 def server_start_assembly(*, server: Server, actor: Any, note: str = "") -> Server:
     """planned (or burn_in_failed, for rework) → assembling: needs an assigned partner."""
-    if server.partner_id is None:
-        raise RuleViolation(
-            f"Server {server.hostname} has no assembly partner yet.", missing=["an assigned assembly partner"]
-        )
+    missing = assembly_start_missing(server)
+    if missing:
+        raise RuleViolation(f"Server {server.hostname} has no assembly partner yet.", missing=missing)
     return server_transition(
         server=server, actor=actor, target=ServerStatus.ASSEMBLING, verb="start_assembly", note=note
     )
@@ -249,28 +251,53 @@ def server_start_assembly(*, server: Server, actor: Any, note: str = "") -> Serv
 
 def assembly_gaps(server: Server) -> list[str]:
     """What stands between the server and `assembled`: missing steps, uninstalled BOM, blacklisted use."""
-    gaps = []
-    logged = set(server.steps.values_list("kind", flat=True))
-    for item in server.order.configuration.checklist.all():
-        if item.kind not in logged:
-            gaps.append(f"build step not logged: {item.get_kind_display()}")
-    installed = Counter(
-        Installation.objects.filter(server=server, removed_at__isnull=True).values_list(
-            "component__part_id", flat=True
-        )
+    return assembly_gaps_many([server])[server.pk]
+
+
+def assembly_gaps_many(servers: Sequence[Server]) -> dict[int, list[str]]:
+    """`assembly_gaps` of many servers at once (`{server id: gaps}`), in four queries however many there are:
+    the PM's pipeline shows every assembling server's gaps with it."""
+    servers = list(servers)
+    ids = [server.pk for server in servers]
+    configuration_ids = {server.order.configuration_id for server in servers}
+    logged: dict[int, set[str]] = defaultdict(set)
+    for server_id, kind in BuildStep.objects.filter(server_id__in=ids).values_list("server_id", "kind"):
+        logged[server_id].add(kind)
+    checklists: dict[int, list[ChecklistItem]] = defaultdict(list)
+    for item in ChecklistItem.objects.filter(configuration_id__in=configuration_ids):
+        checklists[item.configuration_id].append(item)
+    bills: dict[int, list[ConfigurationLine]] = defaultdict(list)
+    lines = ConfigurationLine.objects.filter(configuration_id__in=configuration_ids).select_related("part")
+    for line in lines:
+        bills[line.configuration_id].append(line)
+    installed: dict[int, Counter[int]] = defaultdict(Counter)
+    on_blacklisted: dict[int, list[str]] = defaultdict(list)
+    rows = Installation.objects.filter(server_id__in=ids, removed_at__isnull=True).values_list(
+        "server_id", "component__part_id", "component__serial", "connector__name", "connector__blacklist__id"
     )
-    for line in server.order.configuration.lines.select_related("part"):
-        have = installed.get(line.part_id, 0)
-        if have < line.quantity:
-            gaps.append(f"{line.quantity - have} of {line.quantity} {line.part.mpn} not installed")
-    on_blacklisted = Installation.objects.filter(
-        server=server, removed_at__isnull=True, connector__blacklist__isnull=False
-    ).select_related("component", "connector")
-    gaps += [
-        f"{inst.component.serial} sits in blacklisted connector {inst.connector.name}"
-        for inst in on_blacklisted
-    ]
+    for server_id, part_id, serial, connector, blacklisted in rows:
+        installed[server_id][part_id] += 1
+        if blacklisted is not None:
+            on_blacklisted[server_id].append(f"{serial} sits in blacklisted connector {connector}")
+    gaps: dict[int, list[str]] = {}
+    for server in servers:
+        configuration_id = server.order.configuration_id
+        found = [
+            f"build step not logged: {item.get_kind_display()}"
+            for item in checklists[configuration_id]
+            if item.kind not in logged[server.pk]
+        ]
+        for line in bills[configuration_id]:
+            have = installed[server.pk].get(line.part_id, 0)
+            if have < line.quantity:
+                found.append(f"{line.quantity - have} of {line.quantity} {line.part.mpn} not installed")
+        gaps[server.pk] = found + on_blacklisted[server.pk]
     return gaps
+
+
+def assembly_start_missing(server: Server) -> list[str]:
+    """What a server lacks before its assembly (or rework) may start: an assigned partner."""
+    return [] if server.partner_id is not None else ["an assigned assembly partner"]
 
 
 @transaction.atomic

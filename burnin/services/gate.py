@@ -14,6 +14,8 @@ A waived finding stays on the run with who waived it, when and why: the handover
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,15 +85,66 @@ def _stage_sentence(stage: BurnInStage) -> str:
 def run_blockers(run: BurnInRun) -> tuple[list[Finding], list[BurnInStage]]:
     """What on this run keeps its server from passing: unwaived findings (a `fail`, or an unfinished stage
     of any severity) and unfinished stages the analysis left without a finding."""
-    findings = list(run.findings.filter(Q(severity=Severity.FAIL) | Q(code=STAGE_INCOMPLETE)).order_by("id"))
-    covered = {_stage_of(finding) for finding in findings if finding.code == STAGE_INCOMPLETE}
-    blocking = [finding for finding in findings if not finding.waived]
-    undecided = [
-        stage
-        for stage in run.stages.filter(status__in=UNFINISHED_STAGES).order_by("position")
-        if stage.name not in covered
+    return runs_blockers([run])[run.pk]
+
+
+def runs_blockers(runs: Sequence[BurnInRun]) -> dict[int, tuple[list[Finding], list[BurnInStage]]]:
+    """`run_blockers` of many runs at once, `{run id: (blocking findings, undecided stages)}`, in two
+    queries however many runs there are."""
+    ids = [run.pk for run in runs]
+    findings: dict[int, list[Finding]] = defaultdict(list)
+    for finding in Finding.objects.filter(
+        Q(severity=Severity.FAIL) | Q(code=STAGE_INCOMPLETE), run_id__in=ids
+    ).order_by("id"):
+        findings[finding.run_id].append(finding)
+    stages: dict[int, list[BurnInStage]] = defaultdict(list)
+    unfinished = BurnInStage.objects.filter(run_id__in=ids, status__in=UNFINISHED_STAGES)
+    for stage in unfinished.order_by("position"):
+        stages[stage.run_id].append(stage)
+    answer = {}
+    for run_id in ids:
+        covered = {_stage_of(finding) for finding in findings[run_id] if finding.code == STAGE_INCOMPLETE}
+        blocking = [finding for finding in findings[run_id] if not finding.waived]
+        undecided = [stage for stage in stages[run_id] if stage.name not in covered]
+        answer[run_id] = (blocking, undecided)
+    return answer
+
+
+def latest_runs(servers: Sequence[Server]) -> dict[int, BurnInRun]:
+    """The latest run (`latest_run`) of each server that has one, for many servers in one query."""
+    latest: dict[int, BurnInRun] = {}
+    runs = BurnInRun.objects.filter(server_id__in=[server.pk for server in servers]).order_by(
+        "server_id", "-started_at", "-id"
+    )
+    for run in runs.defer("report"):
+        latest.setdefault(run.server_id, run)
+    return latest
+
+
+def pass_missing_many(servers: Sequence[Server]) -> dict[int, list[str]]:
+    """What keeps each server from passing burn-in (`burnin_gate_state(server=...).missing`), for many
+    servers in three queries: the PM's pipeline shows it beside every server in burn-in."""
+    servers = list(servers)
+    latest = latest_runs(servers)
+    blockers = runs_blockers(list(latest.values()))
+    missing = {}
+    for server in servers:
+        run = latest.get(server.pk)
+        missing[server.pk] = _missing(server, run, *(blockers[run.pk] if run else ([], [])))
+    return missing
+
+
+def _missing(
+    server: Server, run: BurnInRun | None, blocking: list[Finding], undecided: list[BurnInStage]
+) -> list[str]:
+    missing = _status_missing(server)
+    if run is None:
+        return [*missing, _no_run_sentence(server)]
+    return [
+        *missing,
+        *(finding.message for finding in blocking),
+        *(_stage_sentence(stage) for stage in undecided),
     ]
-    return blocking, undecided
 
 
 def _require_burn_in(server: Server) -> None:
@@ -123,11 +176,10 @@ def burnin_gate_state(*, server: Server) -> GateState:
     """The gate as the API's GET shows it: the same sentences `server_pass_burnin` refuses with. A server
     that has passed already lacks nothing; what its latest run shows is still listed."""
     run = latest_run(server)
-    missing = _status_missing(server)
     if run is None:
-        return GateState(server=server, run=None, missing=[*missing, _no_run_sentence(server)])
+        return GateState(server=server, run=None, missing=_missing(server, None, [], []))
     blocking, undecided = run_blockers(run)
-    missing += [finding.message for finding in blocking] + [_stage_sentence(stage) for stage in undecided]
+    missing = _missing(server, run, blocking, undecided)
     return GateState(server=server, run=run, blocking=blocking, undecided_stages=undecided, missing=missing)
 
 

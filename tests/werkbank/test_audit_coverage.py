@@ -242,6 +242,8 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "builds.services:CheckedPhoto": exempt("the result of photo_check, a data class"),
     "builds.services:UnknownSerial": exempt("an exception class"),
     "builds.services:assembly_gaps": exempt("a read: what a server misses before it is assembled"),
+    "builds.services:assembly_gaps_many": exempt("a read: assembly_gaps of many servers at once"),
+    "builds.services:assembly_start_missing": exempt("a read: what a server lacks before its assembly"),
     "builds.services:find_component": exempt("a read: a component by its scanned serial"),
     "builds.services:lock_server": exempt("locks a server row for the calling service, which audits"),
     "builds.services:normalize_hostname": exempt("a pure check of a hostname"),
@@ -313,6 +315,9 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "burnin.services.gate:GateState": exempt("the result of burnin_gate_state, a data class"),
     "burnin.services.gate:latest_run": exempt("a read: a server's latest burn-in run"),
     "burnin.services.gate:run_blockers": exempt("a read: the findings and stages that block a pass"),
+    "burnin.services.gate:runs_blockers": exempt("a read: run_blockers of many runs at once"),
+    "burnin.services.gate:latest_runs": exempt("a read: the latest burn-in run of many servers"),
+    "burnin.services.gate:pass_missing_many": exempt("a read: what keeps many servers from passing"),
     "burnin.services.gate:burnin_gate_state": exempt("a read: whether a server may pass"),
     "burnin.services.gate:server_pass_burnin": (("burnin.pass",), GATE),
     "burnin.services.gate:server_fail_burnin": (
