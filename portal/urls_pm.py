@@ -4,6 +4,12 @@ The root URL configuration joins these with the orders app's ROI page into one `
 PM page reverses as `pm:<name>` whichever app renders it.
 """
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-urlpatterns: list[URLPattern] = []
+from portal.views import pm
+
+urlpatterns: list[URLPattern] = [
+    path("", pm.pipeline_page, name="pipeline"),
+    path("orders/<int:pk>/", pm.order_page, name="order"),
+    path("orders/<int:pk>/<slug:action>/", pm.order_transition, name="order-transition"),
+]

@@ -18,6 +18,7 @@ from werkbank.i18n import SESSION_ROLES
 
 #: (role, label, URL name) in menu order. Roles: "pm", "partner", "customer" (werkbank.audiences.Audience).
 ENTRIES: tuple[tuple[str, Any, str], ...] = (
+    ("pm", _("Pipeline"), "pm:pipeline"),
     ("pm", _("Admin"), "admin:index"),
     ("pm", _("Bench"), "bench:list"),
     ("partner", _("Bench"), "bench:list"),

@@ -79,13 +79,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def home(request: HttpRequest) -> HttpResponseRedirect:
-    """Where "/" and a fresh login lead: PMs to the admin, partner members to their bench, customers to
+    """Where "/" and a fresh login lead: PMs to their pipeline, partner members to their bench, customers to
     their orders, anyone else to the login page."""
     user = request.user
     if not user.is_authenticated:
         return HttpResponseRedirect(reverse("login"))
     if is_pm(user):
-        return HttpResponseRedirect(reverse("admin:index"))
+        return HttpResponseRedirect(reverse("pm:pipeline"))
     kinds = set(member_organizations(user).values_list("organization__kind", flat=True))
     if OrganizationKind.PARTNER in kinds:
         return HttpResponseRedirect("/bench/")

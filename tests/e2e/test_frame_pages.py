@@ -63,7 +63,7 @@ def test_the_pages_in_the_frame_at_two_widths_and_in_print(
     _shots(browser, folder, "login")
     browser.find_element(By.NAME, "username").send_keys(tenants.pm.username)
     browser.find_element(By.NAME, "password").send_keys(factories.PASSWORD, Keys.ENTER)
-    wait.until(ec.url_to_be(f"{live_server.url}/admin/"))
+    wait.until(ec.url_to_be(f"{live_server.url}/pm/"))
 
     pages = [
         ("bench-list", "/bench/"),
@@ -73,13 +73,16 @@ def test_the_pages_in_the_frame_at_two_widths_and_in_print(
         ("deployment-server", f"/deployment/servers/{world.server_a.pk}/"),
         ("rack", f"/deployment/racks/{world.rack.pk}/"),
         ("roi", f"/pm/orders/{world.server_a.order_id}/roi/"),
+        ("pm-pipeline", "/pm/"),
+        ("pm-order", f"/pm/orders/{world.server_a.order_id}/"),
         ("logout", "/accounts/logout/"),
     ]
     for name, path in pages:
         browser.set_window_size(WIDE, 900)
         browser.get(f"{live_server.url}{path}")
         menu = browser.find_element(By.CSS_SELECTOR, "header.top nav")
-        assert [link.text for link in menu.find_elements(By.TAG_NAME, "a")] == ["Admin", "Bench"], name
+        links = [link.text for link in menu.find_elements(By.TAG_NAME, "a")]
+        assert links == ["Pipeline", "Admin", "Bench"], name
         badges = browser.find_elements(By.CSS_SELECTOR, "main .badge")
         assert bool(badges) == (name not in {"site", "logout"}), name  # these two show no status
         assert all(badge.text.strip()[0] in "✓✕!›·" for badge in badges), name  # a symbol, then the word

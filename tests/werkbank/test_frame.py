@@ -26,6 +26,8 @@ def _pages(world) -> list[str]:
         f"/deployment/racks/{world.rack.pk}/",
         f"/deployment/servers/{server.pk}/",
         f"/pm/orders/{server.order_id}/roi/",
+        "/pm/",
+        f"/pm/orders/{server.order_id}/",
         "/accounts/logout/",
     ]
 

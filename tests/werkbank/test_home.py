@@ -9,7 +9,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.mark.parametrize(
     ("who", "target"),
-    [("pm", "/admin/"), ("user_p", "/bench/"), ("user_a", "/portal/")],
+    [("pm", "/pm/"), ("user_p", "/bench/"), ("user_a", "/portal/")],
 )
 def test_home_sends_each_role_to_its_pages(client, tenants, who, target):
     client.force_login(getattr(tenants, who))

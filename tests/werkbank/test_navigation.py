@@ -12,7 +12,7 @@ from werkbank.navigation import ENTRIES, menu
 pytestmark = pytest.mark.django_db
 
 #: The entries whose pages exist here (the lead adds the others as their pages land).
-PROVIDED = {"admin:index", "bench:list", "portal:orders", "portal:tokens"}
+PROVIDED = {"pm:pipeline", "admin:index", "bench:list", "portal:orders", "portal:tokens"}
 
 
 def test_the_provided_entries_resolve():
@@ -33,3 +33,9 @@ def test_a_customer_sees_the_menu_in_the_frame_after_login(client, tenants):
     page = client.get("/portal/").content.decode()
     assert '<a href="/portal/" aria-current="page">Orders</a>' in page
     assert '<a href="/portal/tokens/">API tokens</a>' in page
+
+
+def test_a_pms_menu_starts_with_the_pipeline():
+    links = menu({"pm"})
+    assert links[0] == {"label": "Pipeline", "url": "/pm/", "name": "pm:pipeline"}
+    assert [link["name"] for link in links][:2] == ["pm:pipeline", "admin:index"]
