@@ -265,3 +265,13 @@ def test_the_order_page_runs_the_same_queries_for_10_and_100_rows(
         response = client.get(f"/pm/orders/{order.pk}/")
     assert response.status_code == 200
     assert response.content.decode().count("Call ") == n
+
+
+def test_the_pm_pages_speak_german(client, tenants, settings):
+    order = _assembly_order(tenants, statuses=["assembled", "assembling"])
+    client.force_login(tenants.pm)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "de"
+    board = client.get("/pm/").content.decode()
+    assert "Aufträge (1)" in board and "Stresstest starten" in board and "blockiert" in board
+    page = client.get(f"/pm/orders/{order.pk}/").content.decode()
+    assert "Nächste Schritte" in page and "Verlauf" in page and "Bestellungen" in page
