@@ -140,6 +140,8 @@ def test_a_customer_typing_builder_or_foreign_urls_gets_404_or_the_login(live_se
         "/admin/": "login",
         f"/admin/orders/order/{w.iso.order_a.pk}/change/": "login",
         f"/pm/orders/{w.iso.order_a.pk}/roi/": 404,
+        "/pm/": 404,
+        f"/pm/orders/{w.iso.order_a.pk}/": 404,
         "/bench/": 404,
         f"/bench/servers/{w.builds.server.pk}/": 404,
         f"/portal/orders/{foreign.pk}/": 404,
