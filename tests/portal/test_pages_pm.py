@@ -275,3 +275,18 @@ def test_the_pm_pages_speak_german(client, tenants, settings):
     assert "Aufträge (1)" in board and "Stresstest starten" in board and "blockiert" in board
     page = client.get(f"/pm/orders/{order.pk}/").content.decode()
     assert "Nächste Schritte" in page and "Verlauf" in page and "Bestellungen" in page
+
+
+def test_procurement_from_the_page_drafts_the_purchase_orders_it_then_lists(client, tenants):
+    order = factories.OrderFactory(status=OrderStatus.APPROVED, customer=tenants.customer_a)
+    client.force_login(tenants.pm)
+    page = client.get(f"/pm/orders/{order.pk}/").content.decode()
+    assert "Praha Werkstatt s.r.o." in page  # the partner workshops to deliver to
+    response = client.post(f"/pm/orders/{order.pk}/procure/", {"procure-deliver_to": tenants.partner_p.pk})
+    assert response.status_code == 303
+    order.refresh_from_db()
+    [link] = order.purchase_order_links.select_related("purchase_order")
+    assert link.purchase_order.deliver_to == tenants.partner_p
+    page = client.get(f"/pm/orders/{order.pk}/").content.decode()
+    ordered = sum(line.quantity for line in link.purchase_order.lines.all())
+    assert link.purchase_order.number in page and f"0 / {ordered}</td>" in page  # nothing received yet
