@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum, Value
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from builds.choices import BENCH_OPEN
+from builds.filters import search_servers
 from builds.models import (
     BuildPhoto,
     BuildStep,
@@ -46,11 +47,14 @@ def _count(queryset: QuerySet) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def bench_servers(user: Any) -> QuerySet:
-    """The builds on the user's bench with their progress, in one query.
+def bench_servers(user: Any, *, q: str = "", status: str = "") -> QuerySet:
+    """The builds on the user's bench with their progress, in one query, optionally searched and filtered.
 
+    `q` searches hostname, asset tag, chassis serial, order reference and installed serials
+    (builds.filters.search_servers, as the API's `q`); `status` keeps one server status.
     `installed`: components in a connector now; `bom_total`: units on the configuration's bill of
-    materials; `blacklisted`: connectors that stay unused for the machine's life.
+    materials; `blacklisted`: connectors that stay unused for the machine's life. The counts are
+    correlated subqueries, so the database computes them only for the rows of the page that is read.
     """
     bom_total = (
         ConfigurationLine.objects.filter(configuration=OuterRef("order__configuration_id"))
@@ -59,9 +63,12 @@ def bench_servers(user: Any) -> QuerySet:
         .annotate(total=Sum("quantity"))
         .values("total")
     )
+    servers = Server.objects.visible_to(user, purpose=Purpose.BENCH)
+    if status:
+        servers = servers.filter(status=status)
+    servers = search_servers(servers, q)
     return (
-        Server.objects.visible_to(user, purpose=Purpose.BENCH)
-        .select_related("order__customer", "partner")
+        servers.select_related("order__customer", "partner")
         .annotate(
             installed=_count(Installation.objects.filter(server=OuterRef("pk"), removed_at__isnull=True)),
             blacklisted=_count(Connector.objects.filter(server=OuterRef("pk"), blacklist__isnull=False)),
@@ -69,6 +76,20 @@ def bench_servers(user: Any) -> QuerySet:
         )
         .order_by("order__reference", "sequence")
     )
+
+
+def bench_exact_server(user: Any, value: str) -> Server | None:
+    """The one server on the user's bench whose asset tag or hostname is exactly `value` (any letter case),
+    for a scanned tag that opens the server directly; None when none or several match."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    found = list(
+        Server.objects.visible_to(user, purpose=Purpose.BENCH)
+        .filter(Q(asset_tag__iexact=value) | Q(hostname__iexact=value))
+        .only("pk")[:2]
+    )
+    return found[0] if len(found) == 1 else None
 
 
 def servers_with_progress() -> QuerySet:
