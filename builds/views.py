@@ -7,6 +7,7 @@ API's status (400 bad input, 404 unknown serial, 409 rule violated), and nothing
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlencode
 
@@ -566,8 +567,10 @@ class MarkAssembledView(StartAssemblyView):
 
 
 def _pdf(data: bytes, filename: str) -> HttpResponse:
+    # A serial is printed text: anything but letters, digits, dot and dash is replaced in the file name.
+    safe = re.sub(r"[^A-Za-z0-9.-]+", "_", filename)
     response = HttpResponse(data, content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = f'attachment; filename="{safe}"'
     response["X-Content-Type-Options"] = "nosniff"
     return response
 
