@@ -265,8 +265,12 @@ def clean_step_data(kind: str, data: Mapping[str, Any] | None) -> dict[str, Any]
 def data_lines(kind: str, data: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """A step's stored data as (label, value with unit) pairs for reading; unknown keys as they are."""
     fields = {field.name: field for field in step_fields(kind)}
+    data = data or {}
+    # In the definition's order, whatever order the keys were sent in; keys it does not define last.
+    keys = [name for name in fields if name in data] + [key for key in data if key not in fields]
     lines = []
-    for key, value in (data or {}).items():
+    for key in keys:
+        value = data[key]
         field = fields.get(key)
         if field is None:
             lines.append((key, str(value)))
