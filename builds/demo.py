@@ -119,13 +119,12 @@ LAYOUTS = {
     ),
 }
 
+
 def _step_data(server: Server, kind: str) -> dict[str, Any]:
     """What the technician entered for a checklist step (builds.steps defines the fields): the server's
     own PSU and GPU counts from its configuration, firmware as shipped in August 2026."""
     configuration = server.order.configuration
-    gpus = sum(
-        line.quantity for line in configuration.lines.all() if line.part.category == PartCategory.GPU
-    )
+    gpus = sum(line.quantity for line in configuration.lines.all() if line.part.category == PartCategory.GPU)
     return {
         BuildStepKind.CHASSIS_PREPARATION: {
             "standoff_torque_nm": "0.60",
