@@ -837,3 +837,31 @@ def test_connector_map_selector_has_a_fixed_query_count(tenants, django_assert_n
         cells = connector_map(build.server)
     assert [c["state"] for c in cells] == ["free", "occupied", "occupied", "free", "free"]
     assert Connector.objects.filter(server=build.server).count() == 5
+
+
+# --- German -----------------------------------------------------------------------------------------------
+
+
+def test_the_bench_speaks_german(tenants):
+    build = make_build(tenants)
+    installed(build, build.gpu_serials[0], "GPU1", tenants.user_p)
+    client = logged_in(tenants.user_p)
+    client.cookies["django_language"] = "de"
+    html = client.get(page_of(build.server)).content.decode()
+    for text in (
+        "Anschlussplan",
+        "Kühlblock A",
+        "CPU-Temperatur im Leerlauf (°C)",
+        "QS-Freigabe",
+        "Endgültig sperren",
+        "{connector} endgültig sperren? Der Anschluss wird in dieser Maschine nie wieder belegt.",
+        "Server-Etikett drucken",
+        "Geplant",
+    ):
+        assert text in html, text
+    refused = client.post(
+        f"/bench/servers/{build.server.pk}/steps/", {"kind": "qc_signoff", "cpu_idle_temp_c": "140"}
+    )
+    assert "Nicht erfasst." in refused.content.decode()
+    listed = client.get("/bench/").content.decode()
+    assert "Aufbauten an der Werkbank" in listed and "Suchen oder scannen" in listed
