@@ -17,6 +17,7 @@ from builds.models import (
     BuildPhoto,
     BuildStep,
     ChassisLayout,
+    ChecklistItem,
     Connector,
     ConnectorBlacklist,
     Installation,
@@ -219,6 +220,20 @@ def step_entries(server: Server) -> QuerySet:
         .prefetch_related(Prefetch("photos", queryset=BuildPhoto.objects.order_by("pk")))
         .order_by("-created_at", "-pk")
     )
+
+
+def checklist_kinds(server: Server) -> set[str]:
+    """The step kinds on the checklist of the server's configuration (one query)."""
+    return set(
+        ChecklistItem.objects.filter(configuration_id=server.order.configuration_id).values_list(
+            "kind", flat=True
+        )
+    )
+
+
+def logged_step_kinds(server: Server) -> set[str]:
+    """The step kinds logged for the server so far (one query)."""
+    return set(BuildStep.objects.filter(server=server).values_list("kind", flat=True))
 
 
 def photo_download_url(photo_id: int) -> str:

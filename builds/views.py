@@ -29,7 +29,7 @@ from builds.choices import BuildStepKind, ServerStatus
 from builds.drawing import connector_map_svg
 from builds.forms import BlacklistForm, MoveForm, RemoveForm, ScanForm, StepForm
 from builds.labels import server_label_pdf
-from builds.models import ChecklistItem, Connector, Installation, Server
+from builds.models import Connector, Installation, Server
 from builds.steps import data_lines
 from inventory.selectors import component_label_pdf
 from werkbank.access import is_pm
@@ -108,12 +108,8 @@ class ServerPageMixin(BenchMixin):
     def step_forms(self, failed: StepForm | None) -> list[dict[str, Any]]:
         """One form per step kind: the configuration's checklist items first (with whether each is logged),
         then the other kinds; the form that failed is the bound one, shown open."""
-        checklist = set(
-            ChecklistItem.objects.filter(configuration_id=self.server.order.configuration_id).values_list(
-                "kind", flat=True
-            )
-        )
-        logged = set(self.server.steps.values_list("kind", flat=True))
+        checklist = selectors.checklist_kinds(self.server)
+        logged = selectors.logged_step_kinds(self.server)
         kinds = [kind for kind in BuildStepKind.values if kind in checklist] + [
             kind for kind in BuildStepKind.values if kind not in checklist
         ]
