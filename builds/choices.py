@@ -1,19 +1,20 @@
 """Server statuses with their transition map (README.md, Lifecycle), connector kinds and build steps."""
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from inventory.choices import PartCategory
 
 
 class ServerStatus(models.TextChoices):
-    PLANNED = "planned", "Planned"
-    ASSEMBLING = "assembling", "Assembling"
-    ASSEMBLED = "assembled", "Assembled"
-    BURN_IN = "burn_in", "Burn-in"
-    BURN_IN_PASSED = "burn_in_passed", "Burn-in passed"
-    BURN_IN_FAILED = "burn_in_failed", "Burn-in failed"
-    DEPLOYED = "deployed", "Deployed"
-    HANDED_OVER = "handed_over", "Handed over"
+    PLANNED = "planned", _("Planned")
+    ASSEMBLING = "assembling", _("Assembling")
+    ASSEMBLED = "assembled", _("Assembled")
+    BURN_IN = "burn_in", _("Burn-in")
+    BURN_IN_PASSED = "burn_in_passed", _("Burn-in passed")
+    BURN_IN_FAILED = "burn_in_failed", _("Burn-in failed")
+    DEPLOYED = "deployed", _("Deployed")
+    HANDED_OVER = "handed_over", _("Handed over")
 
 
 SERVER_TRANSITIONS: dict[str, frozenset[str]] = {
@@ -43,15 +44,15 @@ BENCH_OPEN = frozenset({ServerStatus.PLANNED, ServerStatus.ASSEMBLING, ServerSta
 
 
 class ConnectorKind(models.TextChoices):
-    CHASSIS = "chassis", "Chassis"
-    BOARD = "board", "Mainboard mount"
-    CPU_SOCKET = "cpu_socket", "CPU socket"
-    PCIE_SLOT = "pcie_slot", "PCIe slot"
-    RISER_PORT = "riser_port", "Riser port"
-    GPU_POWER = "gpu_power", "GPU power cable"
-    DIMM_SLOT = "dimm_slot", "DIMM slot"
-    NVME_BAY = "nvme_bay", "NVMe bay"
-    PSU_BAY = "psu_bay", "PSU bay"
+    CHASSIS = "chassis", _("Chassis")
+    BOARD = "board", _("Mainboard mount")
+    CPU_SOCKET = "cpu_socket", _("CPU socket")
+    PCIE_SLOT = "pcie_slot", _("PCIe slot")
+    RISER_PORT = "riser_port", _("Riser port")
+    GPU_POWER = "gpu_power", _("GPU power cable")
+    DIMM_SLOT = "dimm_slot", _("DIMM slot")
+    NVME_BAY = "nvme_bay", _("NVMe bay")
+    PSU_BAY = "psu_bay", _("PSU bay")
 
 
 #: Which connector kinds take a part of each category.
@@ -69,9 +70,9 @@ KINDS_FOR_CATEGORY: dict[str, frozenset[str]] = {
 
 
 class BuildStepKind(models.TextChoices):
-    CHASSIS_PREPARATION = "chassis_preparation", "Chassis preparation"
-    PCIE_TOPOLOGY_CHECK = "pcie_topology_check", "PCIe topology check"
-    CABLE_ROUTING = "cable_routing", "Cable routing for airflow"
-    FIRMWARE = "firmware", "BIOS / BMC / firmware"
-    QC_SIGNOFF = "qc_signoff", "QC sign-off"
-    NOTE = "note", "Note"
+    CHASSIS_PREPARATION = "chassis_preparation", _("Chassis preparation")
+    PCIE_TOPOLOGY_CHECK = "pcie_topology_check", _("PCIe topology check")
+    CABLE_ROUTING = "cable_routing", _("Cable routing for airflow")
+    FIRMWARE = "firmware", _("BIOS / BMC / firmware")
+    QC_SIGNOFF = "qc_signoff", _("QC sign-off")
+    NOTE = "note", _("Note")

@@ -119,6 +119,43 @@ LAYOUTS = {
     ),
 }
 
+
+def _step_data(server: Server, kind: str) -> dict[str, Any]:
+    """What the technician entered for a checklist step (builds.steps defines the fields): the server's
+    own PSU and GPU counts from its configuration, firmware as shipped in August 2026."""
+    configuration = server.order.configuration
+    gpus = sum(line.quantity for line in configuration.lines.all() if line.part.category == PartCategory.GPU)
+    return {
+        BuildStepKind.CHASSIS_PREPARATION: {
+            "standoff_torque_nm": "0.60",
+            "fans_fitted": 6,
+            "psu_count": configuration.psu_count,
+            "dust_filters_fitted": True,
+        },
+        BuildStepKind.PCIE_TOPOLOGY_CHECK: {
+            "gpus_detected": gpus,
+            "link_gen": "Gen5",
+            "link_width": "x16",
+            "h2d_gbps_min": "53.2",
+            "numa_balanced": True,
+        },
+        BuildStepKind.CABLE_ROUTING: {"gpu_power_cables": gpus, "cable_ties": 24, "airflow_clear": True},
+        BuildStepKind.FIRMWARE: {
+            "bios_version": "2.1.4",
+            "bmc_version": "13.06.09",
+            "gpu_vbios_version": "98.02.2E.00.01",
+            "nvidia_driver": "575.57.08",
+        },
+        BuildStepKind.QC_SIGNOFF: {
+            "memory_test_passes": 4,
+            "cpu_idle_temp_c": "38.5",
+            "gpu_idle_temp_c": "34.0",
+            "wall_power_idle_w": 612,
+            "torque_checked": True,
+        },
+    }.get(kind, {})
+
+
 SEED_003_EVIDENCE = (
     "Seed 003: host-to-device bandwidth per card under load: 13.9 GB/s here against 27.7 GB/s on the other "
     "cards; the link trained at Gen4 x8 instead of x16. A physical-layer fault of the chassis connector, not "
@@ -204,7 +241,13 @@ def _build(
         ):
             _install_all(server, pm, category, _names(server, kind)[: quantities.get(category, 0)])
     for kind in steps:
-        step_log(server=server, actor=pm, kind=kind, notes=f"{BuildStepKind(kind).label}: done (demo)")
+        step_log(
+            server=server,
+            actor=pm,
+            kind=kind,
+            notes=f"{BuildStepKind(kind).label}: done (demo)",
+            data=_step_data(server, kind),
+        )
     if assembled:
         server_mark_assembled(server=server, actor=pm, note="All checks done")
 
@@ -222,7 +265,11 @@ def _build_seven_u(server: Server, pm: Any) -> None:
     # First power-on: six GPUs in A1-A3 and B1-B3; all were detected and nvidia-smi looked perfect.
     _install_all(server, pm, PartCategory.GPU, ["GPU-A1", "GPU-A2", "GPU-A3", "GPU-B1", "GPU-B2", "GPU-B3"])
     step_log(
-        server=server, actor=pm, kind=BuildStepKind.CHASSIS_PREPARATION, notes="Two cooling blocks fitted"
+        server=server,
+        actor=pm,
+        kind=BuildStepKind.CHASSIS_PREPARATION,
+        notes="Two cooling blocks fitted",
+        data=_step_data(server, BuildStepKind.CHASSIS_PREPARATION),
     )
     step_log(
         server=server,
@@ -230,14 +277,11 @@ def _build_seven_u(server: Server, pm: Any) -> None:
         kind=BuildStepKind.PCIE_TOPOLOGY_CHECK,
         notes="Per-card H2D bandwidth under load: GPU-A2 and GPU-B3 at 13.9 GB/s (Gen4 x8), the others 27.7.",
         data={
-            "h2d_gbps": {
-                "GPU-A1": 27.7,
-                "GPU-A2": 13.9,
-                "GPU-A3": 27.7,
-                "GPU-B1": 27.7,
-                "GPU-B2": 27.7,
-                "GPU-B3": 13.9,
-            }
+            "gpus_detected": 6,
+            "link_gen": "Gen4",
+            "link_width": "x8",
+            "h2d_gbps_min": "13.9",
+            "numa_balanced": True,
         },
     )
     for faulty, target in (("GPU-A2", "GPU-A4"), ("GPU-B3", "GPU-B4")):
@@ -254,8 +298,20 @@ def _build_seven_u(server: Server, pm: Any) -> None:
         actor=pm,
         kind=BuildStepKind.PCIE_TOPOLOGY_CHECK,
         notes="After the move all six cards confirmed Gen4 x16 under load.",
-        data={"link": "Gen4 x16", "cards": 6},
+        data={
+            "gpus_detected": 6,
+            "link_gen": "Gen4",
+            "link_width": "x16",
+            "h2d_gbps_min": "27.7",
+            "numa_balanced": True,
+        },
     )
     for kind in (BuildStepKind.CABLE_ROUTING, BuildStepKind.FIRMWARE, BuildStepKind.QC_SIGNOFF):
-        step_log(server=server, actor=pm, kind=kind, notes=f"{BuildStepKind(kind).label}: done")
+        step_log(
+            server=server,
+            actor=pm,
+            kind=kind,
+            notes=f"{BuildStepKind(kind).label}: done",
+            data=_step_data(server, kind),
+        )
     server_mark_assembled(server=server, actor=pm, note="Seed 003 build complete")

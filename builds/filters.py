@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from builds.choices import BuildStepKind, ConnectorKind, ServerStatus
 from builds.models import (
@@ -26,7 +26,8 @@ class ServerFilter(django_filters.FilterSet):
     partner = django_filters.ModelChoiceFilter(queryset=visible_choices(Organization))
     status = django_filters.MultipleChoiceFilter(choices=ServerStatus.choices)
     q = django_filters.CharFilter(
-        method="search", label="Search hostname, asset tag, chassis serial or order"
+        method="search",
+        label="Search hostname, asset tag, chassis serial, order or the serial of an installed component",
     )
 
     class Meta:
@@ -34,12 +35,25 @@ class ServerFilter(django_filters.FilterSet):
         fields = ["order", "partner", "status"]
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        return queryset.filter(
-            Q(hostname__icontains=value)
-            | Q(asset_tag__icontains=value)
-            | Q(chassis_serial__icontains=value)
-            | Q(order__reference__icontains=value)
-        )
+        return search_servers(queryset, value)
+
+
+def search_servers(queryset: QuerySet, value: str) -> QuerySet:
+    """Servers whose hostname, asset tag, chassis serial or order reference contains `value`, or that hold
+    a component whose serial starts with it (a scanned serial finds the server it is built into)."""
+    value = (value or "").strip()
+    if not value:
+        return queryset
+    holds = Installation.objects.filter(
+        server=OuterRef("pk"), removed_at__isnull=True, component__serial__istartswith=value
+    )
+    return queryset.filter(
+        Q(hostname__icontains=value)
+        | Q(asset_tag__icontains=value)
+        | Q(chassis_serial__icontains=value)
+        | Q(order__reference__icontains=value)
+        | Exists(holds)
+    )
 
 
 class ConnectorFilter(django_filters.FilterSet):

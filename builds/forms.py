@@ -7,17 +7,19 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 from builds.choices import BuildStepKind
 from builds.services import photo_check
+from builds.steps import FieldType, StepField, step_fields
 from werkbank.errors import InvalidInput
-from werkbank.jsonfields import parse_json_object
 
 
 class ScanForm(forms.Form):
     """A scanned serial into a connector: the select of free connectors, or a typed or scanned name."""
 
     serial = forms.CharField(
+        label=_("Serial"),
         max_length=64,
         widget=forms.TextInput(
             attrs={
@@ -25,21 +27,22 @@ class ScanForm(forms.Form):
                 "inputmode": "text",
                 "autocapitalize": "characters",
                 "spellcheck": "false",
-                "placeholder": "Scan or type the serial",
+                "placeholder": _("Scan or type the serial"),
             }
         ),
     )
     manufacturer = forms.CharField(
         max_length=100,
         required=False,
-        help_text="Only asked for when several manufacturers printed the serial",
+        label=_("Manufacturer"),
+        help_text=_("Only asked for when several manufacturers printed the serial"),
         widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
     )
-    connector = forms.ChoiceField(required=False, label="Connector")
+    connector = forms.ChoiceField(required=False, label=_("Connector"))
     connector_name = forms.CharField(
         max_length=32,
         required=False,
-        label="or type / scan a connector name",
+        label=_("or type / scan a connector name"),
         widget=forms.TextInput(
             attrs={"autocomplete": "off", "list": "connector-names", "spellcheck": "false"}
         ),
@@ -48,7 +51,7 @@ class ScanForm(forms.Form):
     def __init__(self, *args: Any, free: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["connector"].choices = [
-            ("", "— pick a free connector —"),
+            ("", _("— pick a free connector —")),
             *((name, name) for name in free),
         ]
 
@@ -57,7 +60,7 @@ class ScanForm(forms.Form):
         # A typed or scanned name wins over the select: the service checks it (unknown, blacklisted, taken).
         name = (data.get("connector_name") or "").strip() or data.get("connector") or ""
         if not name and "serial" in data:
-            self.add_error("connector", "pick a free connector or type its name.")
+            self.add_error("connector", _("pick a free connector or type its name."))
         data["target"] = name
         return data
 
@@ -65,18 +68,27 @@ class ScanForm(forms.Form):
 class RemoveForm(forms.Form):
     installation = forms.IntegerField(widget=forms.HiddenInput)
     reason = forms.CharField(
-        max_length=500, widget=forms.TextInput(attrs={"placeholder": "Why it comes out"})
+        label=_("Remove: reason"),
+        max_length=500,
+        widget=forms.TextInput(attrs={"placeholder": _("Why it comes out")}),
     )
 
 
 class MoveForm(forms.Form):
     installation = forms.IntegerField(widget=forms.HiddenInput)
-    to_connector = forms.ChoiceField(label="Move to")
-    reason = forms.CharField(max_length=500, widget=forms.TextInput(attrs={"placeholder": "Why it moves"}))
+    to_connector = forms.ChoiceField(label=_("Move to"))
+    reason = forms.CharField(
+        label=_("Move: reason"),
+        max_length=500,
+        widget=forms.TextInput(attrs={"placeholder": _("Why it moves")}),
+    )
 
     def __init__(self, *args: Any, free: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["to_connector"].choices = [("", "— free connector —"), *((name, name) for name in free)]
+        self.fields["to_connector"].choices = [
+            ("", _("— free connector —")),
+            *((name, name) for name in free),
+        ]
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -106,7 +118,8 @@ def _check_photo(upload: Any) -> None:
     limit = settings.WERKBANK_MAX_PHOTO_BYTES
     if upload.size > limit:
         raise forms.ValidationError(
-            f"{upload.name} is {upload.size:,} bytes; a photo may have at most {limit:,} bytes."
+            _("%(name)s is %(size)s bytes; a photo may have at most %(limit)s bytes.")
+            % {"name": upload.name, "size": f"{upload.size:,}", "limit": f"{limit:,}"}
         )
     data = upload.read(limit + 1)
     upload.seek(0)
@@ -116,71 +129,139 @@ def _check_photo(upload: Any) -> None:
         raise forms.ValidationError(error.field_message) from error
 
 
-def _json_object(value: str, *, field: str) -> dict[str, Any]:
-    """The API's rule (werkbank.jsonfields, as in builds.api.serializers): an empty field is `{}`."""
-    value = (value or "").strip()
-    if not value:
-        return {}
-    try:
-        return parse_json_object(value, field=field)
-    except InvalidInput as exc:
-        raise forms.ValidationError(exc.field_message) from None
+def step_form_field(field: StepField) -> forms.Field:
+    """A form field for one step field: the definition's range as `min`/`max`/`step`, and the phone's
+    keyboard by `inputmode` (digits for whole numbers, a decimal point for decimals)."""
+    label = f"{field.label} ({field.unit})" if field.unit else str(field.label)
+    common: dict[str, Any] = {"label": label, "required": field.required, "help_text": field.help_text}
+    if field.type == FieldType.INT:
+        return forms.IntegerField(
+            min_value=field.min,
+            max_value=field.max,
+            widget=forms.NumberInput(attrs={"inputmode": "numeric", "step": field.step}),
+            **common,
+        )
+    if field.type == FieldType.DECIMAL:
+        return forms.DecimalField(
+            min_value=field.min,
+            max_value=field.max,
+            decimal_places=field.places,
+            widget=forms.NumberInput(attrs={"inputmode": "decimal", "step": field.step}),
+            **common,
+        )
+    if field.type == FieldType.BOOL:
+        return forms.BooleanField(**{**common, "required": False})
+    if field.type == FieldType.CHOICE:
+        choices = [("", "—"), *((choice, choice) for choice in field.choices)]
+        return forms.ChoiceField(choices=choices, **common)
+    return forms.CharField(
+        max_length=field.max_length,
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+        **common,
+    )
 
 
 class StepForm(forms.Form):
-    kind = forms.ChoiceField(choices=BuildStepKind.choices, label="Step")
-    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
-    data = forms.CharField(
-        required=False,
-        label="Data (JSON object, optional)",
-        widget=forms.Textarea(attrs={"rows": 2, "placeholder": '{"bios": "2.1.4"}', "spellcheck": "false"}),
-    )
+    """One build step of one kind: its fields (builds.steps), notes and photos; the service checks again."""
+
+    kind = forms.ChoiceField(choices=BuildStepKind.choices, widget=forms.HiddenInput)
+    notes = forms.CharField(label=_("Notes"), required=False, widget=forms.Textarea(attrs={"rows": 2}))
     photos = PhotosField(
+        label=_("Photos"),
         required=False,
         widget=MultipleFileInput(attrs={"accept": "image/*", "capture": "environment"}),
     )
 
-    def clean_data(self) -> dict[str, Any]:
-        return _json_object(self.cleaned_data.get("data", ""), field="data")
+    def __init__(self, *args: Any, kind: str, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", f"step-{kind}_%s")
+        kwargs.setdefault("initial", {})["kind"] = kind
+        super().__init__(*args, **kwargs)
+        self.kind = kind
+        self.data_fields = [field.name for field in step_fields(kind)]
+        for field in step_fields(kind):
+            self.fields[field.name] = step_form_field(field)
+        # Measurements first, then notes and photos.
+        self.order_fields(["kind", *self.data_fields, "notes", "photos"])
+
+    @property
+    def label(self) -> str:
+        return str(BuildStepKind(self.kind).label)
+
+    def step_data(self) -> dict[str, Any]:
+        """The cleaned measurements as the service takes them (empty fields left out, decimals as text)."""
+        data: dict[str, Any] = {}
+        for name in self.data_fields:
+            value = self.cleaned_data.get(name)
+            if value is None or value == "":
+                continue
+            data[name] = str(value) if isinstance(value, Decimal) else value
+        return data
 
 
 class BlacklistForm(forms.Form):
-    """Seed 003: a connector that trained at x8 (13.9 instead of 27.7 GB/s) stays unused for good."""
+    """Seed 003: a connector that trained at x8 (13.9 instead of 27.7 GB/s) stays unused for good.
 
-    connector = forms.ChoiceField(label="Connector")
+    `confirm` is required: a blacklist cannot be undone, so a POST that does not carry the confirmation is
+    refused (400) whether or not the page's script asked in its dialog. Without the script the box shows.
+    """
+
+    connector = forms.ChoiceField(label=_("Connector"))
     reason = forms.CharField(
-        max_length=500, widget=forms.TextInput(attrs={"placeholder": "intermittent link training at x8"})
+        label=_("Reason"),
+        max_length=500,
+        widget=forms.TextInput(attrs={"placeholder": _("intermittent link training at x8")}),
     )
     evidence = forms.CharField(
+        label=_("Evidence"),
         required=False,
-        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "What was measured, how, and when"}),
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": _("What was measured, how, and when")}),
     )
     measured_gbps = forms.DecimalField(
-        required=False, min_value=Decimal(0), max_digits=8, decimal_places=2, label="Measured H2D GB/s"
+        required=False,
+        min_value=Decimal(0),
+        max_value=Decimal(1000),
+        max_digits=8,
+        decimal_places=2,
+        label=_("Measured host-to-device bandwidth (GB/s)"),
+        widget=forms.NumberInput(attrs={"inputmode": "decimal", "step": "0.01"}),
     )
     expected_gbps = forms.DecimalField(
-        required=False, min_value=Decimal(0), max_digits=8, decimal_places=2, label="Expected GB/s"
-    )
-    measurements = forms.CharField(
         required=False,
-        label="Other measurements (JSON object, optional)",
-        widget=forms.Textarea(attrs={"rows": 2, "placeholder": '{"link_width": 8}', "spellcheck": "false"}),
+        min_value=Decimal(0),
+        max_value=Decimal(1000),
+        max_digits=8,
+        decimal_places=2,
+        label=_("Expected bandwidth (GB/s)"),
+        widget=forms.NumberInput(attrs={"inputmode": "decimal", "step": "0.01"}),
+    )
+    link_gen = forms.ChoiceField(
+        required=False,
+        label=_("Link generation trained"),
+        choices=[("", "—"), *((gen, gen) for gen in ("Gen3", "Gen4", "Gen5"))],
+    )
+    link_width = forms.ChoiceField(
+        required=False,
+        label=_("Link width trained"),
+        choices=[("", "—"), *((width, width) for width in ("x16", "x8", "x4", "x1"))],
     )
     photo = forms.FileField(
-        required=False, widget=forms.ClearableFileInput(attrs={"accept": "image/*", "capture": "environment"})
+        label=_("Photo (optional)"),
+        required=False,
+        widget=forms.ClearableFileInput(attrs={"accept": "image/*", "capture": "environment"}),
     )
-    target_connector = forms.ChoiceField(required=False, label="Move its component to (when occupied)")
+    target_connector = forms.ChoiceField(required=False, label=_("Move its component to (when occupied)"))
+    confirm = forms.BooleanField(
+        label=_("I understand that this connector stays blacklisted for good: this cannot be undone."),
+        error_messages={"required": _("confirm that the blacklist cannot be undone.")},
+    )
 
     def __init__(self, *args: Any, connectors: list[str], free: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["connector"].choices = [("", "— connector —"), *((name, name) for name in connectors)]
+        self.fields["connector"].choices = [("", _("— connector —")), *((name, name) for name in connectors)]
         self.fields["target_connector"].choices = [
-            ("", "— free connector —"),
+            ("", _("— free connector —")),
             *((name, name) for name in free),
         ]
-
-    def clean_measurements(self) -> dict[str, Any]:
-        return _json_object(self.cleaned_data.get("measurements", ""), field="measurements")
 
     def clean_photo(self) -> Any:
         photo = self.cleaned_data.get("photo")
@@ -190,11 +271,14 @@ class BlacklistForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        measurements = dict(data.get("measurements") or {})
         # SI units in the names: bandwidth in GB/s, as the probe reports it.
+        measurements: dict[str, Any] = {}
         if data.get("measured_gbps") is not None:
             measurements["h2d_gbps"] = float(data["measured_gbps"])
         if data.get("expected_gbps") is not None:
             measurements["expected_gbps"] = float(data["expected_gbps"])
+        link = " ".join(bit for bit in (data.get("link_gen"), data.get("link_width")) if bit)
+        if link:
+            measurements["link"] = link
         data["all_measurements"] = measurements
         return data

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum, Value
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from builds.choices import BENCH_OPEN
+from builds.filters import search_servers
 from builds.models import (
     BuildPhoto,
     BuildStep,
     ChassisLayout,
+    ChecklistItem,
     Connector,
     ConnectorBlacklist,
     Installation,
@@ -46,11 +48,14 @@ def _count(queryset: QuerySet) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def bench_servers(user: Any) -> QuerySet:
-    """The builds on the user's bench with their progress, in one query.
+def bench_servers(user: Any, *, q: str = "", status: str = "") -> QuerySet:
+    """The builds on the user's bench with their progress, in one query, optionally searched and filtered.
 
+    `q` searches hostname, asset tag, chassis serial, order reference and installed serials
+    (builds.filters.search_servers, as the API's `q`); `status` keeps one server status.
     `installed`: components in a connector now; `bom_total`: units on the configuration's bill of
-    materials; `blacklisted`: connectors that stay unused for the machine's life.
+    materials; `blacklisted`: connectors that stay unused for the machine's life. The counts are
+    correlated subqueries, so the database computes them only for the rows of the page that is read.
     """
     bom_total = (
         ConfigurationLine.objects.filter(configuration=OuterRef("order__configuration_id"))
@@ -59,9 +64,12 @@ def bench_servers(user: Any) -> QuerySet:
         .annotate(total=Sum("quantity"))
         .values("total")
     )
+    servers = Server.objects.visible_to(user, purpose=Purpose.BENCH)
+    if status:
+        servers = servers.filter(status=status)
+    servers = search_servers(servers, q)
     return (
-        Server.objects.visible_to(user, purpose=Purpose.BENCH)
-        .select_related("order__customer", "partner")
+        servers.select_related("order__customer", "partner")
         .annotate(
             installed=_count(Installation.objects.filter(server=OuterRef("pk"), removed_at__isnull=True)),
             blacklisted=_count(Connector.objects.filter(server=OuterRef("pk"), blacklist__isnull=False)),
@@ -69,6 +77,20 @@ def bench_servers(user: Any) -> QuerySet:
         )
         .order_by("order__reference", "sequence")
     )
+
+
+def bench_exact_server(user: Any, value: str) -> Server | None:
+    """The one server on the user's bench whose asset tag or hostname is exactly `value` (any letter case),
+    for a scanned tag that opens the server directly; None when none or several match."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    found = list(
+        Server.objects.visible_to(user, purpose=Purpose.BENCH)
+        .filter(Q(asset_tag__iexact=value) | Q(hostname__iexact=value))
+        .only("pk")[:2]
+    )
+    return found[0] if len(found) == 1 else None
 
 
 def servers_with_progress() -> QuerySet:
@@ -198,6 +220,20 @@ def step_entries(server: Server) -> QuerySet:
         .prefetch_related(Prefetch("photos", queryset=BuildPhoto.objects.order_by("pk")))
         .order_by("-created_at", "-pk")
     )
+
+
+def checklist_kinds(server: Server) -> set[str]:
+    """The step kinds on the checklist of the server's configuration (one query)."""
+    return set(
+        ChecklistItem.objects.filter(configuration_id=server.order.configuration_id).values_list(
+            "kind", flat=True
+        )
+    )
+
+
+def logged_step_kinds(server: Server) -> set[str]:
+    """The step kinds logged for the server so far (one query)."""
+    return set(BuildStep.objects.filter(server=server).values_list("kind", flat=True))
 
 
 def photo_download_url(photo_id: int) -> str:

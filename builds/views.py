@@ -7,7 +7,7 @@ API's status (400 bad input, 404 unknown serial, 409 rule violated), and nothing
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any
 from urllib.parse import urlencode
 
@@ -19,14 +19,19 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import ListView
 
 from builds import selectors, services
-from builds.choices import ServerStatus
+from builds.choices import BuildStepKind, ServerStatus
 from builds.drawing import connector_map_svg
 from builds.forms import BlacklistForm, MoveForm, RemoveForm, ScanForm, StepForm
+from builds.labels import server_label_pdf
 from builds.models import Connector, Installation, Server
+from builds.steps import data_lines
+from inventory.selectors import component_label_pdf
 from werkbank.access import is_pm
 from werkbank.errors import DomainError, InvalidInput, RuleViolation, UnknownObject
 
@@ -46,17 +51,46 @@ class BenchMixin(LoginRequiredMixin):
 
 
 class BenchListView(BenchMixin, ListView):
-    """The builds on the user's bench with their progress; one query for the whole list."""
+    """The builds on the user's bench with their progress: searched (`q`), filtered by status, 50 a page.
+
+    One query for the page's rows and one count, whatever the number of servers. A scanned or typed asset
+    tag or hostname that names exactly one server on the bench opens it (302).
+    """
 
     template_name = "bench/list.html"
     context_object_name = "servers"
+    paginate_by = 50
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        exact = selectors.bench_exact_server(request.user, self.query)
+        if exact is not None:
+            return HttpResponseRedirect(reverse("bench:server", args=[exact.pk]))
+        return super().get(request, *args, **kwargs)
+
+    @property
+    def query(self) -> str:
+        return self.request.GET.get("q", "").strip()[:100]
+
+    @property
+    def status(self) -> str:
+        status = self.request.GET.get("status", "")
+        return status if status in ServerStatus.values else ""
 
     def get_queryset(self) -> Any:
-        return selectors.bench_servers(self.request.user)
+        return selectors.bench_servers(self.request.user, q=self.query, status=self.status)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        # A PM sees every partner's builds, so the list says whose bench each one is on.
-        return super().get_context_data(show_partner=is_pm(self.request.user), **kwargs)
+        query = {key: value for key, value in (("q", self.query), ("status", self.status)) if value}
+        return super().get_context_data(
+            # A PM sees every partner's builds, so the list says whose bench each one is on.
+            show_partner=is_pm(self.request.user),
+            q=self.query,
+            status=self.status,
+            statuses=ServerStatus.choices,
+            filtered=bool(query),
+            page_query=urlencode(query),
+            **kwargs,
+        )
 
 
 class ServerPageMixin(BenchMixin):
@@ -68,8 +102,30 @@ class ServerPageMixin(BenchMixin):
         # The server must be on the user's bench; a customer's or another partner's server is a 404.
         server = selectors.bench_server(request.user, kwargs["pk"])
         if server is None:
-            raise Http404("No such server on your bench.")
+            raise Http404(_("No such server on your bench."))
         self.server = server
+
+    def step_forms(self, failed: StepForm | None) -> list[dict[str, Any]]:
+        """One form per step kind: the configuration's checklist items first (with whether each is logged),
+        then the other kinds; the form that failed is the bound one, shown open."""
+        checklist = selectors.checklist_kinds(self.server)
+        logged = selectors.logged_step_kinds(self.server)
+        kinds = [kind for kind in BuildStepKind.values if kind in checklist] + [
+            kind for kind in BuildStepKind.values if kind not in checklist
+        ]
+        forms_ = []
+        for kind in kinds:
+            form = failed if failed is not None and failed.kind == kind else StepForm(kind=kind)
+            forms_.append(
+                {
+                    "kind": kind,
+                    "form": form,
+                    "on_checklist": kind in checklist,
+                    "logged": kind in logged,
+                    "open": form is failed,
+                }
+            )
+        return forms_
 
     def page_url(self, **query: str) -> str:
         url = reverse("bench:server", args=[self.server.pk])
@@ -98,8 +154,7 @@ class ServerPageMixin(BenchMixin):
             scan_form = ScanForm(
                 initial={"connector": preselect if preselect in free else ""}, free=free, auto_id="scan_%s"
             )
-        if step_form is None:
-            step_form = StepForm(auto_id="step_%s")
+        step_forms = self.step_forms(step_form)
         if blacklist_form is None:
             blacklist_form = BlacklistForm(
                 connectors=[cell["name"] for cell in cells if cell["state"] != "blacklisted"],
@@ -135,7 +190,8 @@ class ServerPageMixin(BenchMixin):
         focus_form = {"step": step_form, "blacklist": blacklist_form}.get(focus)
         if focus_form is not None:
             first = next(iter(focus_form.errors), None)
-            name = first if first in focus_form.fields else next(iter(focus_form.fields))
+            visible = [field.name for field in focus_form.visible_fields()]
+            name = first if first in visible else visible[0]
             focus_form.fields[name].widget.attrs["autofocus"] = True
         scan_value = scan_form["serial"].value() if keep_serial else ""
         # The manufacturer is asked for only when the serial alone was ambiguous (or one was given).
@@ -149,7 +205,7 @@ class ServerPageMixin(BenchMixin):
                 connector_map_svg(
                     cells=cells,
                     columns=selectors.layout_columns(server),
-                    label=f"Connector map of {server.hostname}",
+                    label=_("Connector map of %(hostname)s") % {"hostname": server.hostname},
                 )
             ),
             "counts": {
@@ -164,7 +220,7 @@ class ServerPageMixin(BenchMixin):
             "scan_ask_manufacturer": ask_manufacturer,
             "installed": installed,
             "installed_error": installed_error,
-            "step_form": step_form,
+            "step_forms": step_forms,
             "blacklist_form": blacklist_form,
             "blacklist": [
                 {
@@ -177,7 +233,7 @@ class ServerPageMixin(BenchMixin):
             "steps": [
                 {
                     "step": step,
-                    "data": json.dumps(step.data, indent=1, ensure_ascii=False) if step.data else "",
+                    "data": data_lines(step.kind, step.data),
                     "photos": [
                         {"id": photo.pk, "url": selectors.photo_download_url(photo.pk)}
                         for photo in step.photos.all()
@@ -201,7 +257,12 @@ def _measurement_lines(measurements: dict[str, Any]) -> list[str]:
     if "h2d_gbps" in rest:
         measured = rest.pop("h2d_gbps")
         expected = rest.pop("expected_gbps", None)
-        lines.append(f"H2D {measured} GB/s" + (f", expected {expected} GB/s" if expected is not None else ""))
+        line = _("H2D %(measured)s GB/s") % {"measured": measured}
+        if expected is not None:
+            line += ", " + _("expected %(expected)s GB/s") % {"expected": expected}
+        lines.append(line)
+    if "link" in rest:
+        lines.append(_("Link trained at %(link)s") % {"link": rest.pop("link")})
     lines += [f"{key}: {value}" for key, value in rest.items()]
     return lines
 
@@ -289,7 +350,11 @@ class InstallView(BenchActionView):
                 ) from error
             raise _Refused(status=error.status_code, scan_form=form) from error
         name = installation.connector.name
-        messages.success(self.request, f"Installed {component.serial} ({component.part.mpn}) in {name}.")
+        messages.success(
+            self.request,
+            _("Installed %(serial)s (%(mpn)s) in %(connector)s.")
+            % {"serial": component.serial, "mpn": component.part.mpn, "connector": name},
+        )
         after = selectors.next_free_connector(selectors.connector_map(self.server), name)
         return HttpResponseRedirect(self.page_url(connector=after))
 
@@ -325,7 +390,7 @@ class _InstallationActionView(BenchActionView):
             .first()
         )
         if installation is None:
-            raise UnknownObject("installation", "that component is no longer installed in this server.")
+            raise UnknownObject("installation", _("that component is no longer installed in this server."))
         return installation
 
     def refused(self, form: forms.Form, status: int) -> _Refused:
@@ -346,7 +411,10 @@ class RemoveView(_InstallationActionView):
         services.server_remove(
             installation=installation, actor=self.request.user, reason=form.cleaned_data["reason"]
         )
-        return f"Removed {installation.component.serial} from {installation.connector.name}."
+        return _("Removed %(serial)s from %(connector)s.") % {
+            "serial": installation.component.serial,
+            "connector": installation.connector.name,
+        }
 
 
 class MoveView(_InstallationActionView):
@@ -367,17 +435,23 @@ class MoveView(_InstallationActionView):
             to_connector_name=form.cleaned_data["to_connector"],
             reason=form.cleaned_data["reason"],
         )
-        return (
-            f"Moved {installation.component.serial} from {installation.connector.name} "
-            f"to {moved.connector.name}."
-        )
+        return _("Moved %(serial)s from %(source)s to %(target)s.") % {
+            "serial": installation.component.serial,
+            "source": installation.connector.name,
+            "target": moved.connector.name,
+        }
 
 
 class StepLogView(BenchActionView):
-    """POST: log a build step with notes, optional JSON data and photos."""
+    """POST: log a build step of one kind with its fields (builds.steps), notes and photos."""
 
     def act(self) -> HttpResponse:
-        form = StepForm(self.request.POST, self.request.FILES, auto_id="step_%s")
+        kind = self.request.POST.get("kind", "")
+        if kind not in BuildStepKind.values:
+            form = StepForm(self.request.POST, kind=BuildStepKind.NOTE)
+            form.add_error(None, _("Unknown step: choose one of the forms below."))
+            raise _Refused(status=400, focus="step", step_form=form)
+        form = StepForm(self.request.POST, self.request.FILES, kind=kind)
         if not form.is_valid():
             raise _Refused(status=400, focus="step", step_form=form)
         photos = form.cleaned_data["photos"]
@@ -387,14 +461,23 @@ class StepLogView(BenchActionView):
                 actor=self.request.user,
                 kind=form.cleaned_data["kind"],
                 notes=form.cleaned_data["notes"],
-                data=form.cleaned_data["data"],
+                data=form.step_data(),
                 photos=[photo.read() for photo in photos],
             )
         except DomainError as error:
-            _show(form, error)
+            field = getattr(error, "field", "")
+            if isinstance(error, InvalidInput) and field.startswith("data.") and field[5:] in form.fields:
+                form.add_error(field[5:], error.field_message)
+            else:
+                _show(form, error)
             raise _Refused(status=error.status_code, focus="step", step_form=form) from error
-        with_photos = f" with {len(photos)} photo{'s' if len(photos) != 1 else ''}" if photos else ""
-        messages.success(self.request, f"Logged {step.get_kind_display()}{with_photos}.")
+        if photos:
+            message = ngettext(
+                "Logged %(step)s with %(count)d photo.", "Logged %(step)s with %(count)d photos.", len(photos)
+            ) % {"step": step.get_kind_display(), "count": len(photos)}
+        else:
+            message = _("Logged %(step)s.") % {"step": step.get_kind_display()}
+        messages.success(self.request, message)
         return HttpResponseRedirect(self.page_url() + "#steps")
 
 
@@ -439,8 +522,16 @@ class BlacklistView(BenchActionView):
             else:
                 _show(form, error)
             raise _Refused(status=error.status_code, focus="blacklist", blacklist_form=form) from error
-        moved = f" {occupant} moved to {data['target_connector']}." if occupant else ""
-        messages.success(self.request, f'Blacklisted {connector.name}: "{data["reason"]}".{moved}')
+        message = _("Blacklisted %(connector)s: “%(reason)s”.") % {
+            "connector": connector.name,
+            "reason": data["reason"],
+        }
+        if occupant:
+            message += " " + _("%(serial)s moved to %(target)s.") % {
+                "serial": occupant,
+                "target": data["target_connector"],
+            }
+        messages.success(self.request, message)
         return HttpResponseRedirect(self.page_url() + "#blacklist")
 
 
@@ -449,7 +540,9 @@ class StartAssemblyView(BenchActionView):
 
     def act(self) -> HttpResponse:
         self.transition(services.server_start_assembly)
-        messages.success(self.request, f"Assembly of {self.server.hostname} started.")
+        messages.success(
+            self.request, _("Assembly of %(hostname)s started.") % {"hostname": self.server.hostname}
+        )
         return HttpResponseRedirect(self.page_url())
 
     def transition(self, service: Any) -> None:
@@ -465,5 +558,38 @@ class MarkAssembledView(StartAssemblyView):
 
     def act(self) -> HttpResponse:
         self.transition(services.server_mark_assembled)
-        messages.success(self.request, f"{self.server.hostname} is assembled.")
+        messages.success(self.request, _("%(hostname)s is assembled.") % {"hostname": self.server.hostname})
         return HttpResponseRedirect(self.page_url())
+
+
+def _pdf(data: bytes, filename: str) -> HttpResponse:
+    # A serial is printed text: anything but letters, digits, dot and dash is replaced in the file name.
+    safe = re.sub(r"[^A-Za-z0-9.-]+", "_", filename)
+    response = HttpResponse(data, content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="{safe}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+class ServerLabelView(ServerPageMixin, View):
+    """GET: the server's 62 × 29 mm label (asset tag as QR code), for a label printer."""
+
+    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        return _pdf(server_label_pdf(server=self.server), f"label-{self.server.hostname}.pdf")
+
+
+class ComponentLabelView(ServerPageMixin, View):
+    """GET: the 62 × 29 mm label of the component in one of this server's current installations; an
+    installation of another server, or one that ended, is a 404."""
+
+    def get(self, request: HttpRequest, pk: int, installation_pk: int) -> HttpResponse:
+        installation = (
+            Installation.objects.visible_to(request.user)
+            .select_related("component__part", "component__lot", "component__po_line__purchase_order")
+            .filter(server=self.server, pk=installation_pk, removed_at__isnull=True)
+            .first()
+        )
+        if installation is None:
+            raise Http404(_("No such component in this server."))
+        component = installation.component
+        return _pdf(component_label_pdf(component=component), f"label-{component.serial}.pdf")

@@ -257,3 +257,77 @@ def render_labels(labels: Sequence[Label], *, title: str = "", outline: bool = F
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+# --- Single labels for a 62 mm label printer ------------------------------------------------------------
+#
+# One label per PDF page of 62 × 29 mm: the die-cut labels of 62 mm continuous-tape printers (Brother QL
+# "DK-11209"-style 62 × 29 mm). The printer prints to about 1.5 mm of the edge, so everything keeps
+# SINGLE_SAFE_MM inside it; the QR symbol is 25 mm square on the left (the 2 mm around it is its quiet
+# zone, as on the A4 sheet's 27 mm symbol), the text on the right: a bold first line (the serial or the
+# asset tag), shrunk to fit down to 7 pt, then up to five smaller lines.
+
+SINGLE_WIDTH_MM = 62
+SINGLE_HEIGHT_MM = 29
+SINGLE_SAFE_MM = 2
+SINGLE_QR_MM = 25
+SINGLE_GAP_MM = 2
+_SINGLE_TITLE_SIZE = 11.0
+_SINGLE_LINES = 5
+
+
+def render_single_label(
+    *, payload: str, title: str, lines: Sequence[str], document_title: str = "", subject: str = ""
+) -> bytes:
+    """One 62 × 29 mm label as a one-page PDF: the QR code of ``payload``, ``title`` in bold, ``lines``.
+
+    The primitive under :func:`render_component_label` and the apps above that label what inventory does
+    not know (a server, in builds). Long lines are cut with an ellipsis; at most five lines are printed.
+    """
+    width, height = SINGLE_WIDTH_MM * mm, SINGLE_HEIGHT_MM * mm
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=(width, height), pageCompression=1)
+    canvas.setTitle(document_title or title)
+    canvas.setAuthor(AUTHOR)
+    canvas.setCreator(AUTHOR)
+    canvas.setSubject(subject or f"Label of {SINGLE_WIDTH_MM} × {SINGLE_HEIGHT_MM} mm")
+    safe = SINGLE_SAFE_MM * mm
+    qr_size = SINGLE_QR_MM * mm
+    _draw_qr(canvas, payload, x=safe, y=(height - qr_size) / 2, size=qr_size)
+
+    text_x = safe + qr_size + SINGLE_GAP_MM * mm
+    text_width = width - safe - text_x
+    title_size = max(
+        _SERIAL_MIN_SIZE, min(_SINGLE_TITLE_SIZE, text_width / max(stringWidth(title, _BOLD, 1), 1e-6))
+    )
+    baseline = height - safe - 0.72 * title_size
+    canvas.setFillColor(black)
+    canvas.setFont(_BOLD, title_size)
+    canvas.drawString(text_x, baseline, _fit(title, font=_BOLD, size=title_size, width=text_width))
+    baseline -= 0.5 * title_size + _TEXT_LEADING
+    canvas.setFont(_FONT, _TEXT_SIZE)
+    for line in [line for line in lines if line.strip()][:_SINGLE_LINES]:
+        canvas.drawString(text_x, baseline, _fit(line, font=_FONT, size=_TEXT_SIZE, width=text_width))
+        baseline -= _TEXT_LEADING
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+def render_component_label(label: Label) -> bytes:
+    """One component's 62 × 29 mm label: the sheet label's QR payload (:func:`qr_payload`) and texts."""
+    text_width = (SINGLE_WIDTH_MM - 2 * SINGLE_SAFE_MM - SINGLE_QR_MM - SINGLE_GAP_MM) * mm
+    po = label.po if label.po.upper().startswith("PO") else f"PO {label.po}"
+    lines = [
+        *_wrap(label.part, font=_FONT, size=_TEXT_SIZE, width=text_width, lines=2),
+        f"Lot {label.lot}",
+        po,
+        label.extra.strip(),
+    ]
+    return render_single_label(
+        payload=qr_payload(label),
+        title=label.serial,
+        lines=lines,
+        document_title=f"Label {label.serial}",
+        subject=f"Serial label, {SINGLE_WIDTH_MM} × {SINGLE_HEIGHT_MM} mm",
+    )

@@ -6,8 +6,8 @@ nested deeper than `MAX_DEPTH` is refused before the parser sees it. `NaN` and `
 accepts but JSON does not (and PostgreSQL's jsonb refuses), are refused too.
 
 Users of it: the API's JSON body parser (werkbank.api.parsers), the API's JSON object fields
-(werkbank.api.fields.JSONObjectField) and the bench forms' JSON fields (builds.forms), so a form and the
-API refuse the same input with the same sentence; and the burn-in report upload (burnin.services.ingest).
+(werkbank.api.fields.JSONObjectField, e.g. a build step's data and a blacklist's measurements) and the
+burn-in report upload (burnin.services.ingest). The bench forms take named fields, not JSON.
 """
 
 from __future__ import annotations

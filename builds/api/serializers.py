@@ -25,6 +25,7 @@ from builds.models import (
     LayoutConnector,
     Server,
 )
+from builds.steps import schema_description
 from werkbank.api.fields import JSONObjectField
 from werkbank.api.serializers import AudienceFieldsMixin, VisiblePrimaryKeyField
 from werkbank.models import Organization
@@ -319,7 +320,13 @@ class StepLogSerializer(serializers.Serializer):
     kind = EnumField(BuildStepKind)
     notes = serializers.CharField(required=False, allow_blank=True, default="", max_length=10000)
     data = JSONObjectField(
-        required=False, default=dict, help_text="Measurements as a JSON object (a string in multipart bodies)"
+        required=False,
+        default=dict,
+        help_text=(
+            "The step's fields as a JSON object (a string in multipart bodies), by `kind`; a key the kind "
+            "does not define, a wrong type, a value out of range or a missing required field is a 400 "
+            "naming `data.<field>`:\n" + schema_description()
+        ),
     )
     photos = serializers.ListField(
         child=serializers.FileField(),

@@ -64,7 +64,7 @@ def _check_usable(connector: Connector) -> None:
 def _check_kind(component: Component, connector: Connector) -> None:
     allowed = KINDS_FOR_CATEGORY.get(component.part.category, frozenset())
     if connector.kind not in allowed:
-        names = ", ".join(ConnectorKind(kind).label for kind in sorted(allowed)) or "no connector"
+        names = ", ".join(str(ConnectorKind(kind).label) for kind in sorted(allowed)) or "no connector"
         raise InvalidInput(
             "connector",
             f"{connector.name} is a {connector.get_kind_display()}; "

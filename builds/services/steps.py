@@ -23,6 +23,7 @@ from builds.models import (
     Server,
 )
 from builds.services.servers import lock_server
+from builds.steps import clean_step_data
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput
 from werkbank.files import save_with_file
@@ -227,18 +228,23 @@ def step_log(
     data: dict | None = None,
     photos: Iterable[bytes] = (),
 ) -> BuildStep:
-    """Log one build step, with optional measurements (`data`) and photos, each checked before anything is
-    saved."""
+    """Log one build step with its measurements (`data`) and photos, each checked before anything is saved.
+
+    `data` holds the fields the step kind defines (builds.steps.STEP_FIELDS): a key it does not define, a
+    value of the wrong type or outside its range, or a required field left out is a 400 naming the field
+    (`data.<name>`) and the rule.
+    """
     if kind not in BuildStepKind.values:
         raise InvalidInput("kind", f"unknown step {kind!r}; one of {', '.join(BuildStepKind.values)}.")
+    data = clean_step_data(kind, data)
     photos = list(photos)
     for number, photo in enumerate(photos, start=1):
         photo_check(photo, field="photos", which=f"photo {number} of {len(photos)} ")
     locked = lock_server(server)
     step = BuildStep.objects.create(
-        server=locked, kind=kind, actor=user_or_none(actor), notes=notes, data=data or {}
+        server=locked, kind=kind, actor=user_or_none(actor), notes=notes, data=data
     )
     for photo in photos:
         photo_upload(server=locked, actor=actor, data=photo, step=step)
-    audit(actor=actor, verb="server.step", obj=locked, after={"kind": kind}, note=notes)
+    audit(actor=actor, verb="server.step", obj=locked, after={"kind": kind, "data": data}, note=notes)
     return step

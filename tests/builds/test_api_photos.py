@@ -121,7 +121,7 @@ def test_a_step_with_measurements_and_photos(bench, _media, committed):
             {
                 "kind": BuildStepKind.PCIE_TOPOLOGY_CHECK,
                 "notes": "all eight at x16",
-                "data": json.dumps({"link_width": 16, "gen": 5}),
+                "data": json.dumps({"gpus_detected": 8, "link_gen": "Gen5", "link_width": "x16"}),
                 "photos": [_upload("a.png", png()), _upload("b.jpg", JPEG)],
             },
             format="multipart",
@@ -132,7 +132,7 @@ def test_a_step_with_measurements_and_photos(bench, _media, committed):
     assert (body["kind"], body["notes"], body["data"], body["actor"]) == (
         "pcie_topology_check",
         "all eight at x16",
-        {"link_width": 16, "gen": 5},
+        {"gpus_detected": 8, "link_gen": "Gen5", "link_width": "x16"},
         "petr",
     )
     assert len(body["photos"]) == 2
@@ -150,9 +150,51 @@ def test_a_step_with_measurements_and_photos(bench, _media, committed):
 
 
 def test_a_step_as_json(bench):
-    response = post(bench.t.user_p, bench.url("steps/"), {"kind": "qc_signoff", "data": {"torque_nm": 0.6}})
+    data = {"memory_test_passes": 4, "cpu_idle_temp_c": 38.5, "torque_checked": True}
+    response = post(bench.t.user_p, bench.url("steps/"), {"kind": "qc_signoff", "data": data})
     assert response.status_code == 201, response.json()
-    assert response.json()["data"] == {"torque_nm": 0.6}
+    assert response.json()["data"] == data
+
+
+@pytest.mark.parametrize(
+    ("kind", "data", "field", "message"),
+    [
+        ("qc_signoff", {"torque_nm": 0.6}, "data.torque_nm", "is not a field of the step “QC sign-off”"),
+        ("qc_signoff", {"cpu_idle_temp_c": 140}, "data.cpu_idle_temp_c", "must be at most 110 °C."),
+        ("qc_signoff", {"memory_test_passes": 2.5}, "data.memory_test_passes", "must be a whole number."),
+        ("qc_signoff", {"torque_checked": "yes"}, "data.torque_checked", "must be true or false."),
+        ("pcie_topology_check", {}, "data.gpus_detected", "is required for the step “PCIe topology check”"),
+        (
+            "pcie_topology_check",
+            {"gpus_detected": 8, "link_width": "x12"},
+            "data.link_width",
+            "must be one of",
+        ),
+        ("firmware", {"bios_version": "v" * 40}, "data.bios_version", "has at most 32 characters."),
+        (
+            "chassis_preparation",
+            {"psu_count": 4, "standoff_torque_nm": 0.605},
+            "data.standoff_torque_nm",
+            "has at most 2 decimal places.",
+        ),
+    ],
+)
+def test_step_data_is_checked_against_its_kinds_fields(bench, kind, data, field, message):
+    """builds.steps defines each kind's fields; the service refuses anything else with a 400 naming the
+    field and the rule, and writes nothing."""
+    before = snapshot()
+    response = post(bench.t.user_p, bench.url("steps/"), {"kind": kind, "data": data})
+    assert response.status_code == 400
+    assert list(response.json()) == [field]
+    assert message in response.json()[field][0]
+    assert snapshot() == before
+
+
+def test_the_schema_lists_each_kinds_fields(bench):
+    schema = api_client(bench.t.pm).get("/api/schema/", {"format": "json"}).json()
+    text = schema["components"]["schemas"]["StepLogRequest"]["properties"]["data"]["description"]
+    assert "`firmware`: `bios_version` (text, required)" in text
+    assert "`cpu_idle_temp_c` (decimal, °C, 0–110)" in text
 
 
 @pytest.mark.parametrize(

@@ -176,7 +176,8 @@ def test_assembled_once_complete(bench):
         strict=True,
     ):
         install(bench, serial, connector)
-    assert post(bench.t.user_p, bench.url("steps/"), {"kind": "pcie_topology_check"}).status_code == 201
+    topology = {"kind": "pcie_topology_check", "data": {"gpus_detected": 2, "link_width": "x16"}}
+    assert post(bench.t.user_p, bench.url("steps/"), topology).status_code == 201
 
     one_step_short = post(bench.t.user_p, bench.url("mark-assembled/"))
     assert one_step_short.status_code == 409

@@ -225,8 +225,8 @@ def test_list_query_count_is_constant(tenants, django_assert_num_queries):
     build = make_build(tenants)
     installed(build, build.gpu_serials[0], "GPU1", tenants.user_p)
     client = logged_in(tenants.user_p)
-    # session, user, the partner-membership check, the list with its progress figures
-    with django_assert_num_queries(4):
+    # session, user, the partner-membership check, the page's count, the page with its progress figures
+    with django_assert_num_queries(5):
         client.get("/bench/")
     for prefix in ("2001", "2002", "2003"):
         more = make_build(tenants, prefix=prefix)
@@ -235,11 +235,11 @@ def test_list_query_count_is_constant(tenants, django_assert_num_queries):
         connector_blacklist(
             connector=more.server.connectors.get(name="GPU4"), actor=tenants.user_p, reason="x8"
         )
-    with django_assert_num_queries(4) as queries:
+    with django_assert_num_queries(5) as queries:
         response = client.get("/bench/")
     assert response.content.decode().count('class="progress"') == 4
     assert '<span class="progress">2 / 3</span>' in response.content.decode()
-    assert len(queries.captured_queries) == 4
+    assert len(queries.captured_queries) == 5
 
 
 def test_server_page_query_count_does_not_grow_with_the_build(tenants, django_assert_max_num_queries):
@@ -247,13 +247,16 @@ def test_server_page_query_count_does_not_grow_with_the_build(tenants, django_as
     client = logged_in(tenants.user_p)
     steps = f"/bench/servers/{build.server.pk}/steps/"
     installed(build, build.gpu_serials[0], "GPU1", tenants.user_p)
-    client.post(steps, {"kind": "firmware", "photos": [SimpleUploadedFile("a.png", png_1x1())]})
+    client.post(
+        steps,
+        {"kind": "firmware", "bios_version": "2.1.4", "photos": [SimpleUploadedFile("a.png", png_1x1())]},
+    )
     with django_assert_max_num_queries(20) as small:
         client.get(page_of(build.server))
     installed(build, build.gpu_serials[1], "GPU2", tenants.user_p)
     installed(build, build.chassis_serial, "CHASSIS", tenants.user_p)
     connector_blacklist(connector=build.server.connectors.get(name="GPU4"), actor=tenants.user_p, reason="x8")
-    for kind in ("note", "qc_signoff"):
+    for kind in ("note", "cable_routing"):
         client.post(
             steps, {"kind": kind, "photos": [SimpleUploadedFile(f"{n}.png", png_1x1()) for n in "ab"]}
         )
@@ -291,7 +294,9 @@ def test_server_page_draws_the_map_with_states(tenants):
     assert "H2D 13.9 GB/s, expected 27.7 GB/s" in html
     # Two cooling blocks, framed; the free GPU slot links to the scan form with itself preselected.
     assert 'data-cooling-block="A"' in html and 'data-cooling-block="B"' in html
-    assert html.count('<svg xmlns="http://www.w3.org/2000/svg"') == 3  # the chassis bay, block A, block B
+    # One tile per connector, in a wrapping grid per block: never shrunk below its 132 × 74 px.
+    assert html.count('<svg xmlns="http://www.w3.org/2000/svg"') == build.server.connectors.count()
+    assert 'class="map-block cooling-block cols-' in html
     assert 'href="?connector=GPU2#scan"' in html
     # The accessible table repeats it.
     assert re.search(r'<tr class="occupied" data-connector="GPU1">.*?Gen4 x16.*?</tr>', html, re.S)
@@ -580,7 +585,8 @@ def test_step_log_with_photo(tenants, settings, tmp_path, django_capture_on_comm
             {
                 "kind": "cable_routing",
                 "notes": "Riser cables along the left wall",
-                "data": '{"cable_ties": 12}',
+                "cable_ties": "12",
+                "airflow_clear": "on",
                 "photos": [SimpleUploadedFile("cables.png", png_1x1(), content_type="image/png")],
             },
         )
@@ -589,7 +595,7 @@ def test_step_log_with_photo(tenants, settings, tmp_path, django_capture_on_comm
     assert (step.kind, step.notes, step.data, step.actor) == (
         "cable_routing",
         "Riser cables along the left wall",
-        {"cable_ties": 12},
+        {"cable_ties": 12, "airflow_clear": True},
         tenants.user_p,
     )
     photo = BuildPhoto.objects.get(step=step)
@@ -598,31 +604,30 @@ def test_step_log_with_photo(tenants, settings, tmp_path, django_capture_on_comm
     html = client.get(response["Location"]).content.decode()
     assert "Logged Cable routing for airflow with 1 photo." in html
     assert f'<img src="/api/v1/builds/photos/{photo.pk}/download/"' in html
-    assert "&quot;cable_ties&quot;: 12" in html
+    assert "Cable ties used: <strong>12</strong>" in html
+    assert "Airflow path clear: <strong>yes</strong>" in html
 
 
 @pytest.mark.parametrize(
-    ("data", "photo", "message"),
+    ("fields", "photo", "message"),
     [
-        ('["not", "an", "object"]', None, "must be a JSON object"),
-        ("{broken", None, "is not valid JSON"),
-        # The API's rules and sentences (werkbank.jsonfields; tests/builds/test_api_photos.py), issue 16.
-        ('{"torque_nm": NaN}', None, "NaN is not a JSON number: give a finite number or null."),
+        # The form's own range check, from the step's definition (builds.steps).
+        ({"kind": "qc_signoff", "cpu_idle_temp_c": "140"}, None, "less than or equal to 110"),
+        ({"kind": "pcie_topology_check"}, None, "GPUs detected: This field is required."),
+        ({"kind": "pcie_topology_check", "gpus_detected": "8", "link_width": "x12"}, None, "x12 is not one"),
         (
-            '{"a":' * 100 + "1" + "}" * 100,
-            None,
-            "is nested more than 64 levels deep; at most 64 are accepted.",
+            {"kind": "note"},
+            b"MZ\x90\x00 not an image",
+            "notes.png is not a JPEG or PNG image that decodes in full",
         ),
-        ("[" * 3000 + "]" * 3000, None, "is nested more than 64 levels deep"),
-        ("", b"MZ\x90\x00 not an image", "notes.png is not a JPEG or PNG image that decodes in full"),
     ],
 )
 def test_step_log_refuses_bad_input_and_writes_nothing(
-    tenants, settings, tmp_path, django_capture_on_commit_callbacks, data, photo, message
+    tenants, settings, tmp_path, django_capture_on_commit_callbacks, fields, photo, message
 ):
     settings.MEDIA_ROOT = tmp_path
     build = make_build(tenants)
-    payload = {"kind": "note", "data": data}
+    payload = dict(fields)
     if photo is not None:
         payload["photos"] = [SimpleUploadedFile("ok.png", png_1x1()), SimpleUploadedFile("notes.png", photo)]
     with django_capture_on_commit_callbacks(execute=True):
@@ -631,6 +636,47 @@ def test_step_log_refuses_bad_input_and_writes_nothing(
     assert message in response.content.decode()
     assert not BuildStep.objects.exists() and not BuildPhoto.objects.exists()
     assert not list(tmp_path.rglob("*.png"))
+
+
+def test_step_form_shows_each_checklist_items_fields_with_units_and_ranges(tenants):
+    build = make_build(tenants)
+    html = logged_in(tenants.user_p).get(page_of(build.server)).content.decode()
+    qc = re.search(r'<details class="step-form" id="step-qc_signoff".*?</details>', html, re.S).group(0)
+    assert "CPU temperature at idle (°C)" in qc
+    cpu = re.search(r"<input[^>]*name=\"cpu_idle_temp_c\"[^>]*>", qc).group(0)
+    for attribute in ('type="number"', 'min="0"', 'max="110"', 'step="0.1"', 'inputmode="decimal"'):
+        assert attribute in cpu, attribute
+    passes = re.search(r"<input[^>]*name=\"memory_test_passes\"[^>]*>", qc).group(0)
+    assert 'inputmode="numeric"' in passes and 'step="1"' in passes
+    firmware = re.search(r'<details class="step-form" id="step-firmware".*?</details>', html, re.S).group(0)
+    assert re.search(r"<input[^>]*name=\"bios_version\"[^>]*required", firmware)
+    steps = re.search(r'<section id="steps".*?</section>', html, re.S).group(0)
+    assert re.findall(r'<textarea name="(\w+)"', steps) == ["notes"] * 6  # notes only, no JSON box
+    assert "JSON" not in re.search(r'<section id="steps".*?</section>', html, re.S).group(0)
+
+
+def test_a_step_logged_from_the_form_stores_typed_values(tenants):
+    """Numbers as numbers, an unticked box as false, an empty optional field left out."""
+    build = make_build(tenants)
+    response = logged_in(tenants.user_p).post(
+        f"/bench/servers/{build.server.pk}/steps/",
+        {"kind": "chassis_preparation", "psu_count": "4", "standoff_torque_nm": "0.6", "fans_fitted": ""},
+    )
+    assert response.status_code == 302
+    assert BuildStep.objects.get().data == {
+        "standoff_torque_nm": 0.6,
+        "psu_count": 4,
+        "dust_filters_fitted": False,
+    }
+
+
+def test_old_free_form_step_data_stays_readable(tenants):
+    build = make_build(tenants)
+    BuildStep.objects.create(
+        server=build.server, kind="pcie_topology_check", data={"link": "Gen4 x16", "cards": 6}
+    )
+    html = logged_in(tenants.user_p).get(page_of(build.server)).content.decode()
+    assert "link: <strong>Gen4 x16</strong>" in html and "cards: <strong>6</strong>" in html
 
 
 # --- Blacklist --------------------------------------------------------------------------------------------
@@ -651,6 +697,7 @@ def test_blacklisting_an_occupied_connector_needs_a_target_then_moves_and_blackl
         "evidence": "probe: GPU in GPU2 at Gen4 x8 under load",
         "measured_gbps": "13.9",
         "expected_gbps": "27.7",
+        "confirm": "on",
     }
     with django_capture_on_commit_callbacks(execute=True):
         refused = client.post(url, {**form, "photo": SimpleUploadedFile("slot.png", png_1x1())})
@@ -671,7 +718,7 @@ def test_blacklisting_an_occupied_connector_needs_a_target_then_moves_and_blackl
     assert pixels((tmp_path / entry.photo.file.name).read_bytes()) == pixels(png_1x1())
     assert Installation.objects.get(removed_at__isnull=True).connector.name == "GPU3"
     html = client.get(response["Location"]).content.decode()
-    assert f"Blacklisted GPU2: &quot;{X8_REASON}&quot;. {serial} moved to GPU3." in html
+    assert f"Blacklisted GPU2: “{X8_REASON}”. {serial} moved to GPU3." in html
     assert cell(html, "GPU2")["data-state"] == "blacklisted"
     assert cell(html, "GPU3")["data-serial"] == serial
     entry_html = re.search(
@@ -697,37 +744,46 @@ def test_blacklist_needs_a_reason(tenants):
     assert not ConnectorBlacklist.objects.exists()
 
 
-def test_blacklist_takes_free_json_measurements(tenants):
+def test_blacklist_takes_named_measurements(tenants):
     build = make_build(tenants)
     response = logged_in(tenants.user_p).post(
         f"/bench/servers/{build.server.pk}/blacklist/",
         {
             "connector": "GPU1",
             "reason": "bent pin",
-            "measurements": '{"link_width": 8}',
+            "link_gen": "Gen4",
+            "link_width": "x8",
             "measured_gbps": "14",
+            "confirm": "on",
         },
     )
     assert response.status_code == 302
-    assert ConnectorBlacklist.objects.get().measurements == {"link_width": 8, "h2d_gbps": 14.0}
+    assert ConnectorBlacklist.objects.get().measurements == {"link": "Gen4 x8", "h2d_gbps": 14.0}
+    html = logged_in(tenants.user_p).get(page_of(build.server)).content.decode()
+    assert "Link trained at Gen4 x8" in html
 
 
-@pytest.mark.parametrize(
-    ("measurements", "message"),
-    [
-        ('{"link_width": NaN}', "NaN is not a JSON number: give a finite number or null."),
-        ('{"a":' * 100 + "1" + "}" * 100, "is nested more than 64 levels deep; at most 64 are accepted."),
-    ],
-)
-def test_blacklist_refuses_nan_and_deep_measurements_as_the_api_does(tenants, measurements, message):
+def test_blacklist_without_the_confirmation_is_a_400_naming_the_field(tenants):
     build = make_build(tenants)
     response = logged_in(tenants.user_p).post(
-        f"/bench/servers/{build.server.pk}/blacklist/",
-        {"connector": "GPU1", "reason": "bent pin", "measurements": measurements},
+        f"/bench/servers/{build.server.pk}/blacklist/", {"connector": "GPU1", "reason": "bent pin"}
     )
     assert response.status_code == 400
-    assert message in response.content.decode()
+    assert "confirm: confirm that the blacklist cannot be undone." in response.content.decode()
     assert not ConnectorBlacklist.objects.exists()
+
+
+def test_blacklist_form_asks_for_the_confirmation_without_script_and_loads_the_dialog(tenants):
+    build = make_build(tenants)
+    html = logged_in(tenants.user_p).get(page_of(build.server)).content.decode()
+    form = re.search(r'<form [^>]*id="blacklist-form".*?</form>', html, re.S).group(0)
+    assert re.search(r'<input type="checkbox" name="confirm"[^>]*required', form)
+    assert "this cannot be undone" in form
+    assert 'data-question="Blacklist {connector} for good?' in form
+    assert "This cannot be undone." in form
+    assert "Other measurements" not in html and "JSON" not in form
+    assert re.search(r'<script src="/static/builds/blacklist-confirm.js" nonce="[^"]+"></script>', html)
+    assert '<dialog id="blacklist-dialog"' in html
 
 
 # --- Assembled --------------------------------------------------------------------------------------------
@@ -781,3 +837,31 @@ def test_connector_map_selector_has_a_fixed_query_count(tenants, django_assert_n
         cells = connector_map(build.server)
     assert [c["state"] for c in cells] == ["free", "occupied", "occupied", "free", "free"]
     assert Connector.objects.filter(server=build.server).count() == 5
+
+
+# --- German -----------------------------------------------------------------------------------------------
+
+
+def test_the_bench_speaks_german(tenants):
+    build = make_build(tenants)
+    installed(build, build.gpu_serials[0], "GPU1", tenants.user_p)
+    client = logged_in(tenants.user_p)
+    client.cookies["django_language"] = "de"
+    html = client.get(page_of(build.server)).content.decode()
+    for text in (
+        "Anschlussplan",
+        "Kühlblock A",
+        "CPU-Temperatur im Leerlauf (°C)",
+        "QS-Freigabe",
+        "Endgültig sperren",
+        "{connector} endgültig sperren? Der Anschluss wird in dieser Maschine nie wieder belegt.",
+        "Server-Etikett drucken",
+        "Geplant",
+    ):
+        assert text in html, text
+    refused = client.post(
+        f"/bench/servers/{build.server.pk}/steps/", {"kind": "qc_signoff", "cpu_idle_temp_c": "140"}
+    )
+    assert "Nicht erfasst." in refused.content.decode()
+    listed = client.get("/bench/").content.decode()
+    assert "Aufbauten an der Werkbank" in listed and "Suchen oder scannen" in listed

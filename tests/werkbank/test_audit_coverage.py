@@ -63,8 +63,8 @@ def test_a_server_built_on_the_bench_leaves_a_row_for_each_step(bench):
         strict=True,
     ):
         install(bench, serial, connector)
-    for kind in ("pcie_topology_check", "qc_signoff"):
-        assert post(partner, bench.url("steps/"), {"kind": kind}).status_code == 201
+    for kind, data in (("pcie_topology_check", {"gpus_detected": 2}), ("qc_signoff", {})):
+        assert post(partner, bench.url("steps/"), {"kind": kind, "data": data}).status_code == 201
     assert post(partner, bench.url("mark-assembled/")).status_code == 200
 
     verbs = _verbs(bench.server)
