@@ -218,7 +218,9 @@ class BatchLotAdmin(ReadOnlyPMAdmin):
 
     @admin.display(description="Supplier", ordering="supplier__name")
     def supplier_link(self, obj: BatchLot) -> str:
-        return admin_link(obj.supplier, shortened(f"{obj.supplier.name} ({obj.supplier.country})", 26))
+        # The country stays whole (EU or not matters): only the name is cut.
+        name = format_html("{} ({})", shortened(obj.supplier.name, 24), obj.supplier.country)
+        return admin_link(obj.supplier, name)
 
     @admin.display(description="Received", ordering="created_at")
     def created(self, obj: BatchLot) -> str:

@@ -56,18 +56,15 @@
         verdict = "Misses the payback target of " + data.target_payback_months + " months.";
       }
       box.appendChild(element("p", verdict, "roi-preview-verdict"));
-      var table = element("table");
-      table.setAttribute("data-testid", "roi-preview-table");
-      var body = element("tbody");
+      // Label and figure pairs in a grid of two pairs a row: the box stays low at the window's bottom.
+      var list = element("dl", null, "roi-preview-figures");
       data.rows.forEach(function (row) {
-        var tr = element("tr");
-        tr.setAttribute("data-key", row.key);
-        tr.appendChild(element("th", row.label));
-        tr.appendChild(element("td", row.text, "num"));
-        body.appendChild(tr);
+        list.appendChild(element("dt", row.label));
+        var figure = element("dd", row.text, "num");
+        figure.setAttribute("data-key", row.key);
+        list.appendChild(figure);
       });
-      table.appendChild(body);
-      box.appendChild(table);
+      box.appendChild(list);
     }
 
     function showError(data) {
