@@ -96,7 +96,7 @@ class ServerAdmin(PMAdmin):
         "asset_tag",
         "chassis_serial",
         "partner",
-        "status",
+        "status_badge",
         "missing",
         "burn_in",
         "connector_map",
@@ -108,7 +108,7 @@ class ServerAdmin(PMAdmin):
         "sequence",
         "asset_tag",
         "partner",
-        "status",
+        "status_badge",
         "missing",
         "burn_in",
         "connector_map",
@@ -422,7 +422,12 @@ class ComponentAdmin(InventoryComponentAdmin):
         "allocations__server__hostname",
         "allocations__server__asset_tag",
     ]
-    readonly_fields = [*InventoryComponentAdmin.readonly_fields, "server_link"]
+    fields = [
+        *InventoryComponentAdmin.fields[: InventoryComponentAdmin.fields.index("status_badge") + 1],
+        "server_link",
+        *InventoryComponentAdmin.fields[InventoryComponentAdmin.fields.index("status_badge") + 1 :],
+    ]
+    readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The active allocation's server, per listed row (a subquery the database runs for the page only).

@@ -131,7 +131,7 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
     readonly_fields = ["timeline"]
     actions = ["send_selected", "close_selected"]
     #: Read-only links on the change page, after the model's own fields.
-    links = ["supplier_link", "lines_received", "lots"]
+    links = ["lines_received", "lots"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The receipt progress for the listed page: two counts over the PO's lines, grouped in one query.
@@ -250,7 +250,19 @@ class ComponentAdmin(ReadOnlyPMAdmin):
     # A big table: ordered by its own indexed column, and not counted in full (issue #15).
     ordering = ["serial"]
     show_full_result_count = False
-    readonly_fields = ["lot_link", "po_link", "status_badge"]
+    #: The change page (read only): the lot and the purchase order as links, the status as a badge.
+    fields = [
+        "serial",
+        "part",
+        "manufacturer",
+        "lot_link",
+        "po_link",
+        "status_badge",
+        "location",
+        "holder",
+        "received_at",
+    ]
+    readonly_fields = fields
 
     @admin.display(description="Part", ordering="part__mpn")
     def part_mpn(self, obj: Component) -> str:

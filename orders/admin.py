@@ -171,7 +171,7 @@ class OrderAdmin(PMAdmin):
     date_hierarchy = "created_at"
     readonly_fields = [
         "reference",
-        "status",
+        "status_badge",
         "approval_override_reason",
         "created_by",
         "created_at",
@@ -183,7 +183,7 @@ class OrderAdmin(PMAdmin):
     ]
     fields = [
         "reference",
-        "status",
+        "status_badge",
         "customer",
         "configuration",
         "server_count",
