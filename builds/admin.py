@@ -68,7 +68,7 @@ class InstallationInline(ReadOnlyInline):
         return (
             super()
             .get_queryset(request)
-            .select_related("connector", "component__part", "installed_by", "server")
+            .select_related("connector__server", "component__part", "installed_by", "server")
         )
 
 

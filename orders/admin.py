@@ -41,16 +41,19 @@ from orders.services import (
     workload_set,
 )
 from werkbank.access import is_pm
-from werkbank.admin import PMAdmin, admin_link, audit_timeline, badge, day, shortened
+from werkbank.admin import PMAdmin, SharedChoicesInline, admin_link, audit_timeline, badge, day, shortened
 from werkbank.errors import InvalidInput
 
 CONFIGURATION_FIELDS = ("name", "description", "psu_count", "psu_rating_w", "psu_redundant")
 
 
-class ConfigurationLineInline(admin.TabularInline):
+class ConfigurationLineInline(SharedChoicesInline):
     model = ConfigurationLine
     extra = 1
     fields = ["part", "quantity"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).select_related("part")
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return is_pm(request.user)

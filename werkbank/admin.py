@@ -138,6 +138,18 @@ class PMAdmin(admin.ModelAdmin):
         return {name: form.cleaned_data[name] for name in form.changed_data if name in form.cleaned_data}
 
 
+class SharedChoicesInline(admin.TabularInline):
+    """An editable inline whose foreign-key selects read their choices once per page, not once per row."""
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if field is not None and hasattr(field, "queryset"):
+            # Each row's form copies the field, and each copy would run the query again when drawn; a list
+            # of choices is copied instead. Validation still looks the chosen value up in the queryset.
+            field.choices = list(field.choices)
+        return field
+
+
 class ReadOnlyInline(admin.TabularInline):
     """Rows a PM looks at beside their parent but never edits here (history, lines written by services)."""
 
@@ -185,7 +197,7 @@ def audit_timeline(obj: Model) -> str:
     )
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(SharedChoicesInline):
     model = Membership
     extra = 1
     fields = ["user", "role"]
