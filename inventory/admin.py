@@ -219,7 +219,7 @@ class BatchLotAdmin(ReadOnlyPMAdmin):
     @admin.display(description="Supplier", ordering="supplier__name")
     def supplier_link(self, obj: BatchLot) -> str:
         # The country stays whole (EU or not matters): only the name is cut.
-        name = format_html("{} ({})", shortened(obj.supplier.name, 24), obj.supplier.country)
+        name = format_html("{} ({})", shortened(obj.supplier.name, 28), obj.supplier.country)
         return admin_link(obj.supplier, name)
 
     @admin.display(description="Received", ordering="created_at")
