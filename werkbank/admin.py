@@ -86,7 +86,7 @@ def _time(value: Any, *, full: str, shown: str) -> str:
 
 
 def progress(done: int, total: int, words: str) -> str:
-    """ "3 / 8 assembled" with a small bar (a <progress> element: no inline style under the CSP)."""
+    """A small bar and its words, e.g. "3 / 8 assembled" (a <progress> element: no inline style)."""
     return format_html(
         '<span class="wb-progress"><progress value="{}" max="{}"></progress> {} / {} {}</span>',
         done,
