@@ -9,12 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
+from builds.choices import AT_LEAST_ASSEMBLED
 from builds.models import (
+    Allocation,
     BuildPhoto,
     BuildStep,
     ChassisLayout,
@@ -39,8 +41,20 @@ from builds.services import (
     server_set_chassis_serial,
     server_start_assembly,
 )
+from inventory.admin import ComponentAdmin as InventoryComponentAdmin
+from inventory.models import Component
+from orders.admin import OrderAdmin as OrdersOrderAdmin
+from orders.models import Order
 from werkbank.access import is_pm
-from werkbank.admin import PMAdmin, ReadOnlyInline, audit_timeline
+from werkbank.admin import (
+    PMAdmin,
+    ReadOnlyInline,
+    admin_link,
+    audit_timeline,
+    badge,
+    progress,
+    shortened,
+)
 
 
 class InstallationInline(ReadOnlyInline):
@@ -50,27 +64,39 @@ class InstallationInline(ReadOnlyInline):
     readonly_fields = fields
     verbose_name_plural = "Installations (history)"
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("connector__server", "component__part", "installed_by", "server")
+        )
+
 
 class StepInline(ReadOnlyInline):
     model = BuildStep
     fields = ["kind", "actor", "created_at", "notes", "data"]
     readonly_fields = fields
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).select_related("actor", "server")
+
 
 @admin.register(Server)
 class ServerAdmin(PMAdmin):
-    list_display = ["hostname", "order", "sequence", "partner", "status", "asset_tag"]
+    list_display = ["hostname", "order_link", "customer", "partner_name", "status_badge", "asset_tag"]
     list_filter = ["status", "partner", "order"]
     search_fields = ["hostname", "asset_tag", "chassis_serial", "order__reference"]
-    list_select_related = ["order", "partner"]
+    list_select_related = ["order__customer", "partner"]
+    # By the order's key, not through the order's own ordering (a join over every row; issue #15).
+    ordering = ["order_id", "sequence"]
     fields = [
         "hostname",
-        "order",
+        "order_link",
         "sequence",
         "asset_tag",
         "chassis_serial",
         "partner",
-        "status",
+        "status_badge",
         "missing",
         "burn_in",
         "connector_map",
@@ -78,11 +104,11 @@ class ServerAdmin(PMAdmin):
     ]
     readonly_fields = [
         "hostname",
-        "order",
+        "order_link",
         "sequence",
         "asset_tag",
         "partner",
-        "status",
+        "status_badge",
         "missing",
         "burn_in",
         "connector_map",
@@ -101,6 +127,22 @@ class ServerAdmin(PMAdmin):
                 server=obj, actor=request.user, chassis_serial=form.cleaned_data["chassis_serial"]
             )
 
+    @admin.display(description="Order", ordering="order__reference")
+    def order_link(self, obj: Server) -> str:
+        return admin_link(obj.order, obj.order.reference)
+
+    @admin.display(description="Customer", ordering="order__customer__name")
+    def customer(self, obj: Server) -> str:
+        return shortened(obj.order.customer.name, 28)
+
+    @admin.display(description="Partner", ordering="partner__name")
+    def partner_name(self, obj: Server) -> str:
+        return shortened(obj.partner.name, 24) if obj.partner_id else "—"
+
+    @admin.display(description="Status", ordering="status")
+    def status_badge(self, obj: Server) -> str:
+        return badge(obj.status, obj.get_status_display())
+
     @admin.display(description="Missing before assembled")
     def missing(self, obj: Server) -> str:
         gaps = assembly_gaps(obj)
@@ -118,20 +160,20 @@ class ServerAdmin(PMAdmin):
     @admin.display(description="Connectors")
     def connector_map(self, obj: Server) -> str:
         installed = {
-            inst.connector_id: inst.component.serial
+            inst.connector_id: inst.component
             for inst in obj.installations.filter(removed_at__isnull=True).select_related("component")
         }
         blacklisted = {
             b.connector_id: b.reason for b in ConnectorBlacklist.objects.filter(connector__server=obj)
         }
-        rows = (
-            (
-                c.name,
-                c.get_kind_display(),
-                f"BLACKLISTED: {blacklisted[c.pk]}" if c.pk in blacklisted else installed.get(c.pk, "free"),
-            )
-            for c in obj.connectors.order_by("position")
-        )
+
+        def state(connector: Connector) -> str:
+            if connector.pk in blacklisted:
+                return format_html("{} {}", badge("blacklisted", "Blacklisted"), blacklisted[connector.pk])
+            component = installed.get(connector.pk)
+            return admin_link(component, component.serial) if component else "free"
+
+        rows = ((c.name, c.get_kind_display(), state(c)) for c in obj.connectors.order_by("position"))
         return format_html_join("", "<div><strong>{}</strong> ({}) · {}</div>", rows)
 
     @admin.display(description="Audit timeline")
@@ -158,9 +200,21 @@ class ServerAdmin(PMAdmin):
 class ConnectorBlacklistAdmin(PMAdmin):
     """Read only, for ever: no change, no delete (the database refuses both too)."""
 
-    list_display = ["connector", "reason", "created_by", "created_at"]
+    list_display = ["server_link", "connector_name", "short_reason", "created_by", "created_at"]
     search_fields = ["connector__name", "connector__server__hostname", "reason"]
     list_select_related = ["connector__server", "created_by"]
+
+    @admin.display(description="Server", ordering="connector__server__hostname")
+    def server_link(self, obj: ConnectorBlacklist) -> str:
+        return admin_link(obj.connector.server, obj.connector.server.hostname)
+
+    @admin.display(description="Connector", ordering="connector__name")
+    def connector_name(self, obj: ConnectorBlacklist) -> str:
+        return obj.connector.name
+
+    @admin.display(description="Reason")
+    def short_reason(self, obj: ConnectorBlacklist) -> str:
+        return shortened(obj.reason, 48)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -241,10 +295,17 @@ class ChecklistItemAdmin(PMAdmin):
 
 @admin.register(Connector)
 class ConnectorAdmin(PMAdmin):
-    list_display = ["server", "name", "kind", "numa_node", "pcie_gen", "pcie_lanes", "cooling_block"]
+    list_display = ["server_link", "name", "kind", "numa_node", "pcie_gen", "pcie_lanes", "cooling_block"]
     list_filter = ["kind", "server__order"]
     search_fields = ["server__hostname", "name"]
     list_select_related = ["server"]
+    # Several dozen per server: by the server's key (no join), never counted in full.
+    ordering = ["server_id", "position"]
+    show_full_result_count = False
+
+    @admin.display(description="Server", ordering="server__hostname")
+    def server_link(self, obj: Connector) -> str:
+        return admin_link(obj.server, obj.server.hostname)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -255,8 +316,14 @@ class ConnectorAdmin(PMAdmin):
 
 @admin.register(BuildPhoto)
 class BuildPhotoAdmin(PMAdmin):
-    list_display = ["server", "step", "content_type", "size_bytes", "uploaded_by", "created_at"]
+    list_display = ["server_link", "step", "content_type", "size_bytes", "uploaded_by", "created_at"]
     list_select_related = ["server", "step", "uploaded_by"]
+    search_fields = ["server__hostname", "server__asset_tag"]
+
+    @admin.display(description="Server", ordering="server__hostname")
+    def server_link(self, obj: BuildPhoto) -> str:
+        return admin_link(obj.server, obj.server.hostname)
+
     exclude = ["file"]  # served only through the access-checked download route
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -264,3 +331,122 @@ class BuildPhotoAdmin(PMAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+# --- the lower apps' admins, with what only builds knows ------------------------------------------------
+# Servers and allocations are this app's: the orders and inventory admins cannot see them (layers,
+# DESIGN.md), so this app re-registers them with the servers' progress and the component's server.
+
+admin.site.unregister(Order)
+
+
+@admin.register(Order)
+class OrderAdmin(OrdersOrderAdmin):
+    """The orders app's admin, plus how many of the order's servers are built, and links to them."""
+
+    list_display = [
+        *OrdersOrderAdmin.list_display[: OrdersOrderAdmin.list_display.index("status_badge") + 1],
+        "build_progress",
+        *OrdersOrderAdmin.list_display[OrdersOrderAdmin.list_display.index("status_badge") + 1 :],
+    ]
+    search_fields = [*OrdersOrderAdmin.search_fields, "servers__hostname", "servers__asset_tag"]
+    readonly_fields = [*OrdersOrderAdmin.readonly_fields, "servers_list"]
+    fields = [
+        *OrdersOrderAdmin.fields[: OrdersOrderAdmin.fields.index("next_steps")],
+        "servers_list",
+        *OrdersOrderAdmin.fields[OrdersOrderAdmin.fields.index("next_steps") :],
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # Two counts over the servers, grouped in the page's one query (not one query per row).
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                server_rows=Count("servers", distinct=True),
+                servers_built=Count(
+                    "servers", filter=Q(servers__status__in=sorted(AT_LEAST_ASSEMBLED)), distinct=True
+                ),
+            )
+        )
+
+    @admin.display(description="Built", ordering="servers_built")
+    def build_progress(self, obj: Order) -> str:
+        # Before procurement no server exists yet: the order's planned count is the whole.
+        total = obj.server_rows or obj.server_count  # type: ignore[attr-defined]
+        return progress(obj.servers_built, total, "assembled")  # type: ignore[attr-defined]
+
+    @admin.display(description="Servers")
+    def servers_list(self, obj: Order) -> str:
+        if not obj.pk:
+            return "—"
+        servers = obj.servers.select_related("partner").order_by("sequence")
+        rows = format_html_join(
+            "",
+            "<div>{} · {} · {}</div>",
+            (
+                (
+                    admin_link(server, server.hostname),
+                    server.partner.name if server.partner_id else "no partner yet",
+                    badge(server.status, server.get_status_display()),
+                )
+                for server in servers
+            ),
+        )
+        return rows or "none yet (procurement creates them)"
+
+
+admin.site.unregister(Component)
+
+
+def _active_allocation(field: str) -> Subquery:
+    return Subquery(
+        Allocation.objects.filter(component=OuterRef("pk"), released_at__isnull=True)
+        .order_by()
+        .values(field)[:1]
+    )
+
+
+@admin.register(Component)
+class ComponentAdmin(InventoryComponentAdmin):
+    """Inventory's component admin, plus the server it is allocated to or installed in (a link), and the
+    search by that server's hostname or asset tag."""
+
+    list_display = [
+        *InventoryComponentAdmin.list_display[:4],
+        "server_link",
+        *InventoryComponentAdmin.list_display[4:],
+    ]
+    search_fields = [
+        *InventoryComponentAdmin.search_fields,
+        "allocations__server__hostname",
+        "allocations__server__asset_tag",
+    ]
+    fields = [
+        *InventoryComponentAdmin.fields[: InventoryComponentAdmin.fields.index("status_badge") + 1],
+        "server_link",
+        *InventoryComponentAdmin.fields[InventoryComponentAdmin.fields.index("status_badge") + 1 :],
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # The active allocation's server, per listed row (a subquery the database runs for the page only).
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                server_pk=_active_allocation("server_id"),
+                server_hostname=_active_allocation("server__hostname"),
+            )
+        )
+
+    @admin.display(description="Server", ordering="server_hostname")
+    def server_link(self, obj: Component) -> str:
+        server_pk = getattr(obj, "server_pk", None)
+        if server_pk is None:
+            return "—"
+        return format_html(
+            '<a href="{}">{}</a>',
+            reverse("admin:builds_server_change", args=[server_pk]),
+            obj.server_hostname,  # type: ignore[attr-defined]
+        )

@@ -16,7 +16,7 @@ from django.template.response import TemplateResponse
 from burnin.choices import Severity
 from burnin.models import BurnInRun, BurnInStage, Finding
 from burnin.services.gate import finding_waive
-from werkbank.admin import PMAdmin, ReadOnlyInline
+from werkbank.admin import PMAdmin, ReadOnlyInline, admin_link, badge, shortened
 
 
 class ReadOnlyAdmin(PMAdmin):
@@ -51,11 +51,10 @@ def _count(severity: str, **extra: Any) -> Count:
 @admin.register(BurnInRun)
 class BurnInRunAdmin(ReadOnlyAdmin):
     list_display = [
-        "server",
+        "server_link",
         "started_at",
         "ended_at",
-        "result",
-        "rules_version",
+        "result_badge",
         "fails",
         "unwaived_fails",
         "warnings",
@@ -64,6 +63,7 @@ class BurnInRunAdmin(ReadOnlyAdmin):
     list_filter = ["result", "rules_version"]
     search_fields = ["server__hostname", "server__asset_tag", "report_id"]
     list_select_related = ["server"]
+    show_full_result_count = False
     date_hierarchy = "started_at"
     # The raw report is served only through access-checked routes, never as a bare media link.
     fields = [
@@ -91,6 +91,14 @@ class BurnInRunAdmin(ReadOnlyAdmin):
                 info_count=_count(Severity.INFO),
             )
         )
+
+    @admin.display(description="Server", ordering="server__hostname")
+    def server_link(self, run: BurnInRun) -> str:
+        return admin_link(run.server, run.server.hostname)
+
+    @admin.display(description="Result", ordering="result")
+    def result_badge(self, run: BurnInRun) -> str:
+        return badge(run.result, run.get_result_display())
 
     @admin.display(description="fail", ordering="fail_count")
     def fails(self, run: BurnInRun) -> int:
@@ -124,7 +132,7 @@ class WaivedFilter(admin.SimpleListFilter):
 
 @admin.register(Finding)
 class FindingAdmin(ReadOnlyAdmin):
-    list_display = ["server", "run", "severity", "code", "subject", "message", "waived", "waived_by"]
+    list_display = ["server", "severity_badge", "code", "subject", "short_message", "waived", "waived_by"]
     list_filter = ["severity", WaivedFilter, "code"]
     search_fields = ["run__server__hostname", "run__server__asset_tag", "code", "subject", "message"]
     list_select_related = ["run__server", "waived_by"]
@@ -146,7 +154,15 @@ class FindingAdmin(ReadOnlyAdmin):
 
     @admin.display(description="server", ordering="run__server__hostname")
     def server(self, finding: Finding) -> str:
-        return finding.run.server.hostname
+        return admin_link(finding.run.server, finding.run.server.hostname)
+
+    @admin.display(description="severity", ordering="severity")
+    def severity_badge(self, finding: Finding) -> str:
+        return badge(finding.severity, finding.get_severity_display())
+
+    @admin.display(description="message")
+    def short_message(self, finding: Finding) -> str:
+        return shortened(finding.message, 40)
 
     @admin.display(description="waived", boolean=True)
     def waived(self, finding: Finding) -> bool:

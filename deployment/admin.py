@@ -39,7 +39,7 @@ from deployment.services import (
 )
 from deployment.services.network import normalize_mac
 from werkbank.access import is_pm
-from werkbank.admin import PMAdmin, ReadOnlyInline, audit_timeline
+from werkbank.admin import PMAdmin, ReadOnlyInline, admin_link, audit_timeline, badge, day, shortened
 from werkbank.errors import InvalidInput
 
 #: The PM viewing a change page: the elevations are drawn for them (a PM sees every server).
@@ -74,14 +74,13 @@ def _svg(rack: Rack) -> SafeString:
 def _elevations(racks: Any) -> str:
     cells = format_html_join(
         "",
-        '<div class="rack-elevation-cell" style="flex:0 1 420px"><p><a href="{}">{}</a></p>{}</div>',
+        '<div class="rack-elevation-cell"><p><a href="{}">{}</a></p>{}</div>',
         ((reverse("admin:deployment_rack_change", args=[rack.pk]), rack.name, _svg(rack)) for rack in racks),
     )
     if not cells:
         return "No racks yet."
-    return format_html(
-        '<div style="display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start">{}</div>', cells
-    )
+    # Laid out by werkbank/static/werkbank/admin.css: the CSP refuses inline style attributes.
+    return format_html('<div class="rack-elevations">{}</div>', cells)
 
 
 def _text(field: str, message: str) -> forms.ValidationError:
@@ -93,7 +92,7 @@ def _text(field: str, message: str) -> forms.ValidationError:
 
 @admin.register(Site)
 class SiteAdmin(ViewerAdmin):
-    list_display = ["name", "kind", "operator", "customer", "country", "eu"]
+    list_display = ["name", "kind", "short_operator", "customer_link", "country", "eu"]
     list_filter = ["kind", "country", "eu"]
     search_fields = ["name", "operator", "address", "customer__name"]
     list_select_related = ["customer"]
@@ -110,6 +109,14 @@ class SiteAdmin(ViewerAdmin):
         "timeline",
     ]
     readonly_fields = ["eu", "page", "elevations", "timeline"]
+
+    @admin.display(description="Operator", ordering="operator")
+    def short_operator(self, obj: Site) -> str:
+        return shortened(obj.operator, 24)
+
+    @admin.display(description="Customer", ordering="customer__name")
+    def customer_link(self, obj: Site) -> str:
+        return admin_link(obj.customer, shortened(obj.customer.name, 28)) if obj.customer_id else "—"
 
     @admin.display(description="Page")
     def page(self, obj: Site) -> str:
@@ -224,7 +231,7 @@ class RackAdmin(ViewerAdmin):
             rows or format_html('<tr><td colspan="3">No server in this rack yet.</td></tr>'),
         )
         return format_html(
-            '<div style="display:flex;flex-wrap:wrap;gap:1.5rem;align-items:flex-start">'
+            '<div class="rack-elevations rack-elevation-pair">'
             '<div class="rack-elevation-cell">{}</div><div>{}</div></div>',
             _svg(obj),
             table,
@@ -292,7 +299,7 @@ class PlacementForm(forms.ModelForm):
 @admin.register(RackPlacement)
 class RackPlacementAdmin(PMAdmin):
     form = PlacementForm
-    list_display = ["server", "rack", "u_range", "feed_names", "measured_wall_w", "status", "placed_at"]
+    list_display = ["server_link", "rack_link", "u_range", "feed_names", "wall_w", "status", "placed"]
     list_filter = ["rack__site", "rack", "server__status"]
     search_fields = ["server__hostname", "server__asset_tag", "rack__name"]
     list_select_related = ["server", "rack__site"]
@@ -333,7 +340,23 @@ class RackPlacementAdmin(PMAdmin):
 
     @admin.display(description="Server status", ordering="server__status")
     def status(self, obj: RackPlacement) -> str:
-        return obj.server.get_status_display()
+        return badge(obj.server.status, obj.server.get_status_display())
+
+    @admin.display(description="Server", ordering="server__hostname")
+    def server_link(self, obj: RackPlacement) -> str:
+        return admin_link(obj.server, obj.server.hostname)
+
+    @admin.display(description="Rack", ordering="rack__name")
+    def rack_link(self, obj: RackPlacement) -> str:
+        return admin_link(obj.rack, shortened(f"{obj.rack.site.name} / {obj.rack.name}", 32))
+
+    @admin.display(description="Wall (W)", ordering="measured_wall_w")
+    def wall_w(self, obj: RackPlacement) -> str:
+        return "—" if obj.measured_wall_w is None else f"{obj.measured_wall_w:,}"
+
+    @admin.display(description="Placed", ordering="placed_at")
+    def placed(self, obj: RackPlacement) -> str:
+        return day(obj.placed_at)
 
     @admin.display(description="Audit timeline (server)")
     def timeline(self, obj: RackPlacement) -> str:
@@ -397,7 +420,7 @@ class NetworkForm(forms.ModelForm):
 @admin.register(ServerNetwork)
 class ServerNetworkAdmin(PMAdmin):
     form = NetworkForm
-    list_display = ["server", "management_ip", "bmc_ip", "bmc_mac", "credentials", "updated_at"]
+    list_display = ["server_link", "management_ip", "bmc_ip", "bmc_mac", "credentials", "updated_at"]
     search_fields = ["server__hostname", "management_ip", "bmc_ip", "bmc_mac"]
     list_select_related = ["server"]
 
@@ -424,6 +447,10 @@ class ServerNetworkAdmin(PMAdmin):
                 "hostname"
             )
         return form
+
+    @admin.display(description="Server", ordering="server__hostname")
+    def server_link(self, obj: ServerNetwork) -> str:
+        return admin_link(obj.server, obj.server.hostname)
 
     @admin.display(description="BMC credentials")
     def credentials(self, obj: ServerNetwork) -> str:
@@ -452,14 +479,13 @@ class PlatformListingAdmin(PMAdmin):
     """Append-only history: a change is a new row (through `listing_record`); rows are never edited."""
 
     list_display = [
-        "server",
+        "server_link",
         "platform",
         "machine_id",
-        "verification",
+        "verification_badge",
         "reliability",
         "listed_on",
         "verified_on",
-        "recorded_by",
         "recorded_at",
     ]
     list_filter = ["platform", "verification"]
@@ -478,6 +504,14 @@ class PlatformListingAdmin(PMAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="Server", ordering="server__hostname")
+    def server_link(self, obj: PlatformListing) -> str:
+        return admin_link(obj.server, obj.server.hostname)
+
+    @admin.display(description="Verification", ordering="verification")
+    def verification_badge(self, obj: PlatformListing) -> str:
+        return badge(obj.verification, obj.get_verification_display())
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [] if obj is None else [*self.fields, "recorded_by", "recorded_at"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from inventory.models import (
     BatchLot,
@@ -30,7 +30,17 @@ from inventory.services import (
     supplier_update,
 )
 from werkbank.access import is_pm
-from werkbank.admin import PMAdmin, ReadOnlyInline, audit_timeline
+from werkbank.admin import (
+    PMAdmin,
+    ReadOnlyInline,
+    admin_link,
+    audit_timeline,
+    badge,
+    day,
+    minute,
+    progress,
+    shortened,
+)
 
 
 class ReadOnlyPMAdmin(PMAdmin):
@@ -47,16 +57,30 @@ class ReadOnlyPMAdmin(PMAdmin):
 class PartAdmin(PMAdmin):
     list_display = [
         "mpn",
-        "name",
+        "short_name",
         "category",
-        "manufacturer",
-        "vram_gb",
-        "tdp_w",
+        "specs_short",
         "list_price",
-        "preferred_supplier",
+        "supplier",
     ]
     list_filter = ["category", "manufacturer", "pcie_gen", "preferred_supplier"]
     search_fields = ["mpn", "name", "manufacturer"]
+    list_select_related = ["preferred_supplier"]
+
+    @admin.display(description="Name", ordering="name")
+    def short_name(self, obj: Part) -> str:
+        # The manufacturer leads the name here (its own column cost the width the key columns need).
+        return shortened(f"{obj.manufacturer} {obj.name}", 36)
+
+    @admin.display(description="VRAM · TDP")
+    def specs_short(self, obj: Part) -> str:
+        figures = [f"{obj.vram_gb} GB" if obj.vram_gb else "", f"{obj.tdp_w} W" if obj.tdp_w else ""]
+        return " · ".join(figure for figure in figures if figure) or "—"
+
+    @admin.display(description="Preferred supplier", ordering="preferred_supplier__name")
+    def supplier(self, obj: Part) -> str:
+        supplier = obj.preferred_supplier
+        return admin_link(supplier, shortened(supplier.name, 20) if supplier else None)
 
     def save_model(self, request: HttpRequest, obj: Part, form: Any, change: bool) -> None:
         if change:
@@ -91,18 +115,59 @@ class PurchaseOrderLineInline(ReadOnlyInline):
     fields = ["part", "quantity", "unit_price", "quantity_received"]
     readonly_fields = fields
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).select_related("part", "purchase_order")
+
 
 @admin.register(PurchaseOrder)
 class PurchaseOrderAdmin(ReadOnlyPMAdmin):
     """POs are drafted by `order_procure` or the API; here PMs review them and send or close them."""
 
-    list_display = ["number", "supplier", "status", "deliver_to", "currency", "sent_at", "created_at"]
+    list_display = ["number", "supplier_link", "status_badge", "lines_received", "deliver_to", "sent"]
     list_filter = ["status", "supplier", "deliver_to"]
     search_fields = ["number", "supplier__name"]
     list_select_related = ["supplier", "deliver_to"]
     inlines = [PurchaseOrderLineInline]
     readonly_fields = ["timeline"]
     actions = ["send_selected", "close_selected"]
+    #: Read-only links on the change page, after the model's own fields.
+    links = ["lines_received", "lots"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # The receipt progress for the listed page: two counts over the PO's lines, grouped in one query.
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                line_count=Count("lines", distinct=True),
+                lines_done=Count(
+                    "lines", filter=Q(lines__quantity_received__gte=F("lines__quantity")), distinct=True
+                ),
+            )
+        )
+
+    @admin.display(description="Supplier", ordering="supplier__name")
+    def supplier_link(self, obj: PurchaseOrder) -> str:
+        return admin_link(obj.supplier, shortened(obj.supplier.name, 26))
+
+    @admin.display(description="Sent", ordering="sent_at")
+    def sent(self, obj: PurchaseOrder) -> str:
+        return day(obj.sent_at)
+
+    @admin.display(description="Status", ordering="status")
+    def status_badge(self, obj: PurchaseOrder) -> str:
+        return badge(obj.status, obj.get_status_display())
+
+    @admin.display(description="Received", ordering="lines_done")
+    def lines_received(self, obj: PurchaseOrder) -> str:
+        return progress(obj.lines_done, obj.line_count, "lines received")  # type: ignore[attr-defined]
+
+    @admin.display(description="Lots received")
+    def lots(self, obj: PurchaseOrder) -> str:
+        lots = list(obj.lots.select_related("part").order_by("lot_code"))
+        if not lots:
+            return "—"
+        return format_html_join(", ", "{}", ((admin_link(lot, lot.lot_code),) for lot in lots))
 
     @admin.display(description="Audit timeline")
     def timeline(self, obj: PurchaseOrder) -> str:
@@ -113,7 +178,7 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
         return is_pm(request.user)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [field.name for field in PurchaseOrder._meta.fields] + ["timeline"]
+        return [field.name for field in PurchaseOrder._meta.fields] + [*self.links, "timeline"]
 
     @admin.action(
         description="Send selected purchase orders (EU suppliers; non-EU needs the API with a reason)"
@@ -135,17 +200,39 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
 class BatchLotAdmin(ReadOnlyPMAdmin):
     list_display = [
         "lot_code",
-        "part",
-        "supplier",
-        "purchase_order",
+        "part_mpn",
+        "supplier_link",
+        "origin",
         "date_code",
-        "country_of_origin",
+        "po_link",
         "labels",
-        "created_at",
     ]
     list_filter = ["supplier", "country_of_origin", "part"]
-    search_fields = ["lot_code", "part__mpn", "purchase_order__number"]
+    search_fields = ["lot_code", "part__mpn", "purchase_order__number", "supplier__name"]
     list_select_related = ["part", "supplier", "purchase_order"]
+    readonly_fields = ["supplier_link", "po_link", "labels", "created"]
+
+    @admin.display(description="Part", ordering="part__mpn")
+    def part_mpn(self, obj: BatchLot) -> str:
+        return format_html('<span title="{}">{}</span>', obj.part.name, obj.part.mpn)
+
+    @admin.display(description="Supplier", ordering="supplier__name")
+    def supplier_link(self, obj: BatchLot) -> str:
+        # The country stays whole (EU or not matters): only the name is cut.
+        name = format_html("{} ({})", shortened(obj.supplier.name, 28), obj.supplier.country)
+        return admin_link(obj.supplier, name)
+
+    @admin.display(description="Received", ordering="created_at")
+    def created(self, obj: BatchLot) -> str:
+        return day(obj.created_at)
+
+    @admin.display(description="Origin", ordering="country_of_origin")
+    def origin(self, obj: BatchLot) -> str:
+        return obj.country_of_origin
+
+    @admin.display(description="Purchase order", ordering="purchase_order__number")
+    def po_link(self, obj: BatchLot) -> str:
+        return admin_link(obj.purchase_order, obj.purchase_order.number if obj.purchase_order else None)
 
     @admin.display(description="Labels")
     def labels(self, obj: BatchLot) -> str:
@@ -154,15 +241,81 @@ class BatchLotAdmin(ReadOnlyPMAdmin):
 
 @admin.register(Component)
 class ComponentAdmin(ReadOnlyPMAdmin):
-    list_display = ["serial", "part", "lot", "status", "location", "received_at"]
+    """One row per serial. The builds app adds the server a component is allocated to or installed in."""
+
+    list_display = ["serial", "part_mpn", "lot_link", "status_badge", "where", "received"]
     list_filter = ["status", "part", "lot__supplier"]
     search_fields = ["serial", "lot__lot_code", "part__mpn"]
     list_select_related = ["part", "lot"]
+    # A big table: ordered by its own indexed column, and not counted in full (issue #15).
+    ordering = ["serial"]
+    show_full_result_count = False
+    #: The change page (read only): the lot and the purchase order as links, the status as a badge.
+    fields = [
+        "serial",
+        "part",
+        "manufacturer",
+        "lot_link",
+        "po_link",
+        "status_badge",
+        "location",
+        "holder",
+        "received_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="Part", ordering="part__mpn")
+    def part_mpn(self, obj: Component) -> str:
+        return format_html('<span title="{}">{}</span>', obj.part.name, obj.part.mpn)
+
+    @admin.display(description="Lot", ordering="lot__lot_code")
+    def lot_link(self, obj: Component) -> str:
+        return admin_link(obj.lot, obj.lot.lot_code)
+
+    @admin.display(description="Purchase order")
+    def po_link(self, obj: Component) -> str:
+        return admin_link(obj.po_line.purchase_order, obj.po_line.purchase_order.number)
+
+    @admin.display(description="Status", ordering="status")
+    def status_badge(self, obj: Component) -> str:
+        return badge(obj.status, obj.get_status_display())
+
+    @admin.display(description="Location", ordering="location")
+    def where(self, obj: Component) -> str:
+        return shortened(obj.location, 28)
+
+    @admin.display(description="Received", ordering="received_at")
+    def received(self, obj: Component) -> str:
+        return day(obj.received_at)
 
 
 @admin.register(StockMovement)
 class StockMovementAdmin(ReadOnlyPMAdmin):
-    list_display = ["created_at", "component", "from_status", "to_status", "to_location", "actor", "reason"]
+    list_display = ["created", "component_link", "change", "where", "actor", "short_reason"]
     list_filter = ["to_status"]
     search_fields = ["component__serial", "reason"]
-    list_select_related = ["component__part", "actor"]
+    list_select_related = ["component", "actor"]
+    # The stock ledger grows with every movement: newest first by its key, never counted in full.
+    ordering = ["-pk"]
+    show_full_result_count = False
+
+    @admin.display(description="When", ordering="created_at")
+    def created(self, obj: StockMovement) -> str:
+        return minute(obj.created_at)
+
+    @admin.display(description="Component", ordering="component__serial")
+    def component_link(self, obj: StockMovement) -> str:
+        return admin_link(obj.component, obj.component.serial)
+
+    @admin.display(description="Status")
+    def change(self, obj: StockMovement) -> str:
+        before = badge(obj.from_status, obj.from_status.replace("_", " ")) if obj.from_status else "—"
+        return format_html("{} → {}", before, badge(obj.to_status, obj.to_status.replace("_", " ")))
+
+    @admin.display(description="To", ordering="to_location")
+    def where(self, obj: StockMovement) -> str:
+        return shortened(obj.to_location, 28)
+
+    @admin.display(description="Reason")
+    def short_reason(self, obj: StockMovement) -> str:
+        return shortened(obj.reason, 32)

@@ -286,20 +286,48 @@ ROI_INPUT_LABELS = [
     ("capex", "Capex"),
     ("gpu_count", "GPUs"),
     ("price_per_gpu_hour", "Price per GPU-hour"),
-    ("utilization", "Utilisation"),
-    ("platform_fee", "Platform fee"),
+    ("utilization", "Utilisation (0–1)"),
+    ("platform_fee", "Platform fee (0–1)"),
     ("power_active_kw", "Power at full load (kW)"),
     ("power_idle_kw", "Power at idle (kW)"),
-    ("energy_price_kwh", "Energy price per kWh"),
-    ("pue", "PUE"),
+    ("energy_price_kwh", "Electricity price per kWh"),
+    ("pue", "PUE (≥ 1)"),
     ("colo_month", "Colocation per month"),
     ("other_opex_month", "Other opex per month"),
     ("horizon_months", "Horizon (months)"),
-    ("discount_rate_annual", "Discount rate per year"),
+    ("discount_rate_annual", "Discount rate per year (0–1)"),
     ("residual_value", "Residual value"),
     ("target_payback_months", "Target payback (months)"),
     ("rent_price_per_gpu_hour", "Rental price to compare (per GPU-hour)"),
 ]
+#: What each input means and in which unit: the admin form's and the API schema's help text.
+ROI_INPUT_HELP = {
+    "capex": "Purchase price of the servers, in the assessment's currency.",
+    "gpu_count": "GPUs that earn rent, across all servers of the order.",
+    "price_per_gpu_hour": "What a renter pays per GPU and hour, before the platform's fee, in the currency.",
+    "utilization": "Share of hours rented, 0–1: 0.75 means 75 % of the month's 730 hours.",
+    "platform_fee": "Share of the revenue the rental platform keeps, 0–1 (0.25 is 25 %).",
+    "power_active_kw": "Wall power of all the servers under full load, in kW (1,000 W = 1 kW).",
+    "power_idle_kw": "Wall power while not rented, in kW; at most the power at full load.",
+    "energy_price_kwh": "Electricity price per kWh at the meter, in the currency.",
+    "pue": "Power usage effectiveness: facility power / IT power, ≥ 1 (1 when the colocation price "
+    "includes cooling).",
+    "colo_month": "Rack space, power feed and uplink per month, in the currency.",
+    "other_opex_month": "Insurance, monitoring and maintenance per month, in the currency.",
+    "horizon_months": "Months over which the NPV and the IRR are computed (the warranty term: 36 or 60).",
+    "discount_rate_annual": "Cost of capital per year, 0–1 (0.10 is 10 %).",
+    "residual_value": "What the servers are worth at the end of the horizon, in the currency.",
+    "target_payback_months": "The approval gate: the payback must not exceed it (from the settings).",
+    "rent_price_per_gpu_hour": "Optional: what renting the same GPUs would cost per GPU-hour, for the "
+    "buy-vs-rent break-even.",
+}
+
+
+def _input(name: str) -> dict[str, str]:
+    """The label (with its unit) and help text of an ROI input, from the two tables above."""
+    return {"verbose_name": dict(ROI_INPUT_LABELS)[name], "help_text": ROI_INPUT_HELP[name]}
+
+
 #: Every stored input, the target payback included (`orders.formulas.ROIInputs` takes all of them).
 ROI_STORED_INPUTS = tuple(name for name, _ in ROI_INPUT_LABELS)
 #: What a PM enters; the target payback comes from the settings (WERKBANK_PAYBACK_TARGET_MONTHS).
@@ -326,31 +354,56 @@ class ROIAssessment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     note = models.TextField(blank=True)
     # Inputs
-    currency = models.CharField(max_length=3, default="EUR")
-    capex = _money(validators=bounded("roi", "capex"))
-    gpu_count = models.PositiveIntegerField(validators=bounded("roi", "gpu_count"))
+    currency = models.CharField(max_length=3, default="EUR", help_text="ISO 4217 code, e.g. EUR.")
+    capex = _money(validators=bounded("roi", "capex"), **_input("capex"))
+    gpu_count = models.PositiveIntegerField(validators=bounded("roi", "gpu_count"), **_input("gpu_count"))
     price_per_gpu_hour = models.DecimalField(
-        max_digits=10, decimal_places=4, validators=bounded("roi", "price_per_gpu_hour")
+        max_digits=10,
+        decimal_places=4,
+        validators=bounded("roi", "price_per_gpu_hour"),
+        **_input("price_per_gpu_hour"),
     )
-    utilization = _ratio(validators=bounded("roi", "utilization"))
-    platform_fee = _ratio(default=0, validators=bounded("roi", "platform_fee"))
+    utilization = _ratio(validators=bounded("roi", "utilization"), **_input("utilization"))
+    platform_fee = _ratio(default=0, validators=bounded("roi", "platform_fee"), **_input("platform_fee"))
     power_active_kw = models.DecimalField(
-        max_digits=8, decimal_places=3, validators=bounded("roi", "power_active_kw")
+        max_digits=8,
+        decimal_places=3,
+        validators=bounded("roi", "power_active_kw"),
+        **_input("power_active_kw"),
     )
     power_idle_kw = models.DecimalField(
-        max_digits=8, decimal_places=3, validators=bounded("roi", "power_idle_kw")
+        max_digits=8,
+        decimal_places=3,
+        validators=bounded("roi", "power_idle_kw"),
+        **_input("power_idle_kw"),
     )
     energy_price_kwh = models.DecimalField(
-        max_digits=8, decimal_places=4, validators=bounded("roi", "energy_price_kwh")
+        max_digits=8,
+        decimal_places=4,
+        validators=bounded("roi", "energy_price_kwh"),
+        **_input("energy_price_kwh"),
     )
-    pue = models.DecimalField(max_digits=4, decimal_places=2, default=1, validators=bounded("roi", "pue"))
-    colo_month = _money(default=0, validators=bounded("roi", "colo_month"))
-    other_opex_month = _money(default=0, validators=bounded("roi", "other_opex_month"))
-    horizon_months = models.PositiveSmallIntegerField(default=36, validators=bounded("roi", "horizon_months"))
-    discount_rate_annual = _ratio(default=0, validators=bounded("roi", "discount_rate_annual"))
-    residual_value = _money(default=0, validators=bounded("roi", "residual_value"))
+    pue = models.DecimalField(
+        max_digits=4, decimal_places=2, default=1, validators=bounded("roi", "pue"), **_input("pue")
+    )
+    colo_month = _money(default=0, validators=bounded("roi", "colo_month"), **_input("colo_month"))
+    other_opex_month = _money(
+        default=0, validators=bounded("roi", "other_opex_month"), **_input("other_opex_month")
+    )
+    horizon_months = models.PositiveSmallIntegerField(
+        default=36, validators=bounded("roi", "horizon_months"), **_input("horizon_months")
+    )
+    discount_rate_annual = _ratio(
+        default=0, validators=bounded("roi", "discount_rate_annual"), **_input("discount_rate_annual")
+    )
+    residual_value = _money(
+        default=0, validators=bounded("roi", "residual_value"), **_input("residual_value")
+    )
     target_payback_months = models.DecimalField(
-        max_digits=6, decimal_places=1, validators=bounded("roi", "target_payback_months")
+        max_digits=6,
+        decimal_places=1,
+        validators=bounded("roi", "target_payback_months"),
+        **_input("target_payback_months"),
     )
     rent_price_per_gpu_hour = models.DecimalField(
         max_digits=10,
@@ -358,6 +411,7 @@ class ROIAssessment(models.Model):
         null=True,
         blank=True,
         validators=bounded("roi", "rent_price_per_gpu_hour"),
+        **_input("rent_price_per_gpu_hour"),
     )
     # Outputs (payback null: never pays back)
     hours_per_month = models.PositiveSmallIntegerField()

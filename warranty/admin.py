@@ -23,7 +23,7 @@ from warranty.choices import CLAIM_TRANSITIONS, PACK_SERVER_STATUSES, ClaimStatu
 from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord, WarrantyRegistration
 from warranty.services import claim_approve, claim_close, claim_reject, claim_ship_replacement
 from warranty.services.packs import pack_request, pack_retry
-from werkbank.admin import PMAdmin, audit_timeline
+from werkbank.admin import PMAdmin, admin_link, audit_timeline, badge, shortened
 from werkbank.errors import InvalidInput
 
 
@@ -40,10 +40,9 @@ class WarrantyRecordAdmin(ReadOnlyAdmin):
     list_display = [
         "serial",
         "kind",
-        "description",
-        "server",
-        "customer",
-        "start_date",
+        "short_description",
+        "server_link",
+        "customer_name",
         "end_date",
         "replaced_at",
     ]
@@ -53,6 +52,18 @@ class WarrantyRecordAdmin(ReadOnlyAdmin):
     show_full_result_count = False
     readonly_fields = ["timeline"]
 
+    @admin.display(description="Description", ordering="description")
+    def short_description(self, obj: WarrantyRecord) -> str:
+        return shortened(obj.description, 30)
+
+    @admin.display(description="Server", ordering="server__hostname")
+    def server_link(self, obj: WarrantyRecord) -> str:
+        return admin_link(obj.server, obj.server.hostname) if obj.server_id else "—"
+
+    @admin.display(description="Customer", ordering="customer__name")
+    def customer_name(self, obj: WarrantyRecord) -> str:
+        return shortened(obj.customer.name, 24) if obj.customer_id else "—"
+
     @admin.display(description="Audit timeline")
     def timeline(self, obj: WarrantyRecord) -> str:
         return audit_timeline(obj)
@@ -60,10 +71,18 @@ class WarrantyRecordAdmin(ReadOnlyAdmin):
 
 @admin.register(WarrantyRegistration)
 class WarrantyRegistrationAdmin(ReadOnlyAdmin):
-    list_display = ["component", "server", "customer", "registered_at"]
-    list_select_related = ["component", "server", "customer"]
+    list_display = ["component_link", "server_link", "customer", "registered_at"]
+    list_select_related = ["component__part", "server", "customer"]
     search_fields = ["component__serial", "server__hostname"]
     show_full_result_count = False
+
+    @admin.display(description="Component", ordering="component__serial")
+    def component_link(self, obj: WarrantyRegistration) -> str:
+        return admin_link(obj.component)
+
+    @admin.display(description="Server", ordering="server__hostname")
+    def server_link(self, obj: WarrantyRegistration) -> str:
+        return admin_link(obj.server, obj.server.hostname) if obj.server_id else "—"
 
 
 #: The decisions of the claim's change page: (value, label, target status).
@@ -103,10 +122,10 @@ class ClaimDecisionForm(forms.ModelForm):
 @admin.register(WarrantyClaim)
 class WarrantyClaimAdmin(PMAdmin):
     form = ClaimDecisionForm
-    list_display = ["number", "record", "customer", "status", "created_at"]
+    list_display = ["number", "record_link", "customer", "status_badge", "created_at"]
     list_filter = ["status"]
     list_select_related = ["record", "customer"]
-    search_fields = ["number", "record__serial", "description"]
+    search_fields = ["number", "record__serial", "record__server__hostname", "description"]
     show_full_result_count = False
     actions = ["approve", "close"]
     readonly_fields = [
@@ -117,6 +136,14 @@ class WarrantyClaimAdmin(PMAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # a claim is filed by the customer (portal, API) or a PM through the API
+
+    @admin.display(description="Warranty record", ordering="record__serial")
+    def record_link(self, obj: WarrantyClaim) -> str:
+        return admin_link(obj.record, obj.record.serial)
+
+    @admin.display(description="Status", ordering="status")
+    def status_badge(self, obj: WarrantyClaim) -> str:
+        return badge(obj.status, obj.get_status_display())
 
     @admin.display(description="Audit timeline")
     def timeline(self, obj: WarrantyClaim) -> str:
@@ -185,10 +212,10 @@ class HandoverPackAdmin(PMAdmin):
     (`pack_request`); the actions run a failed pack again (`pack_retry`) or ask for a new revision."""
 
     list_display = [
-        "server",
+        "server_link",
         "revision",
         "language",
-        "status",
+        "status_badge",
         "progress",
         "attempts",
         "created_at",
@@ -218,6 +245,14 @@ class HandoverPackAdmin(PMAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a pack is never edited: ask for a new revision instead
+
+    @admin.display(description="Server", ordering="server__hostname")
+    def server_link(self, pack: HandoverPack) -> str:
+        return admin_link(pack.server, pack.server.hostname)
+
+    @admin.display(description="Status", ordering="status")
+    def status_badge(self, pack: HandoverPack) -> str:
+        return badge(pack.status, pack.get_status_display())
 
     @admin.display(description="Files")
     def files(self, pack: HandoverPack) -> str:

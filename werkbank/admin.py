@@ -9,7 +9,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+from django.utils.timezone import localtime
 
 from werkbank.access import is_pm
 from werkbank.errors import DomainError
@@ -22,6 +25,76 @@ from werkbank.services import (
     user_access,
     user_access_record,
 )
+from werkbank.templatetags.werkbank import status_badge
+
+# The app list of the index and the breadcrumbs lead everywhere; the nav sidebar beside every page took about
+# 300 px of a 1,400 px screen from the change lists, which then hid their key columns (issue #14).
+admin.site.enable_nav_sidebar = False
+
+
+# --- list cells shared by every app's admin (werkbank/static/werkbank/admin.css draws them) -----------------
+
+
+def badge(value: object, label: object = None) -> SafeString:
+    """A status in the shared colours: symbol, word and tone, as on the PM, bench and portal pages."""
+    return SafeString(status_badge(value, label))
+
+
+def admin_link(obj: Model | None, text: object = None) -> str:
+    """A link to the object's change page in this admin, or a dash when there is none."""
+    if obj is None:
+        return "—"
+    try:
+        url = reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+    except NoReverseMatch:  # a model without an admin: its name only
+        return str(text if text is not None else obj)
+    return format_html('<a href="{}">{}</a>', url, text if text is not None else obj)
+
+
+def shortened(text: object, limit: int = 40) -> str:
+    """A long text cut to one line, the whole of it in the title (hover), so rows stay one line high."""
+    value = "" if text is None else str(text)
+    if not value:
+        return "—"
+    if len(value) <= limit:
+        return value
+    return format_html('<span class="wb-short" title="{}">{}…</span>', value, value[: limit - 1].rstrip())
+
+
+def day(value: Any) -> str:
+    """A timestamp as its local date ("2026-12-01"), the full time in the title: a narrow list column."""
+    if value is None:
+        return "—"
+    return _time(value, full="%Y-%m-%d %H:%M %Z", shown="%Y-%m-%d")
+
+
+def minute(value: Any) -> str:
+    """A timestamp to the minute, local ("2026-12-01 17:26"), for ledgers where the hour matters."""
+    if value is None:
+        return "—"
+    return _time(value, full="%Y-%m-%d %H:%M:%S %Z", shown="%Y-%m-%d %H:%M")
+
+
+def _time(value: Any, *, full: str, shown: str) -> str:
+    local = localtime(value)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        value.isoformat(),
+        local.strftime(full),
+        local.strftime(shown),
+    )
+
+
+def progress(done: int, total: int, words: str) -> str:
+    """A small bar and its words, e.g. "3 / 8 assembled" (a <progress> element: no inline style)."""
+    return format_html(
+        '<span class="wb-progress"><progress value="{}" max="{}"></progress> {} / {} {}</span>',
+        done,
+        max(total, 1),
+        done,
+        total,
+        words,
+    )
 
 
 class PMAdmin(admin.ModelAdmin):
@@ -63,6 +136,18 @@ class PMAdmin(admin.ModelAdmin):
     @staticmethod
     def changed_values(form: Any) -> dict[str, Any]:
         return {name: form.cleaned_data[name] for name in form.changed_data if name in form.cleaned_data}
+
+
+class SharedChoicesInline(admin.TabularInline):
+    """An editable inline whose foreign-key selects read their choices once per page, not once per row."""
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if field is not None and hasattr(field, "queryset"):
+            # Each row's form copies the field, and each copy would run the query again when drawn; a list
+            # of choices is copied instead. Validation still looks the chosen value up in the queryset.
+            field.choices = list(field.choices)
+        return field
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -112,7 +197,7 @@ def audit_timeline(obj: Model) -> str:
     )
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(SharedChoicesInline):
     model = Membership
     extra = 1
     fields = ["user", "role"]
@@ -170,10 +255,25 @@ class OrganizationAdmin(PMAdmin):
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(PMAdmin):
-    list_display = ["created_at", "actor", "verb", "object_repr", "note"]
+    list_display = ["created", "actor", "verb", "short_object", "short_note"]
     list_filter = ["verb", "content_type"]
     search_fields = ["object_repr", "verb", "note"]
     date_hierarchy = "created_at"
+    # Every change writes a row: newest first by the key, never counted in full.
+    ordering = ["-pk"]
+    show_full_result_count = False
+
+    @admin.display(description="When", ordering="created_at")
+    def created(self, obj: AuditEvent) -> str:
+        return minute(obj.created_at)
+
+    @admin.display(description="Object", ordering="object_repr")
+    def short_object(self, obj: AuditEvent) -> str:
+        return shortened(obj.object_repr, 40)
+
+    @admin.display(description="Note")
+    def short_note(self, obj: AuditEvent) -> str:
+        return shortened(obj.note, 48)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

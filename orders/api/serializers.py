@@ -11,6 +11,7 @@ from inventory.models import Part
 from orders.choices import ModelPreset
 from orders.formulas import ROI_BOUNDS, SIZING_BOUNDS, Bound
 from orders.models import (
+    ROI_INPUT_HELP,
     ROI_STORED_INPUTS,
     WORKLOAD_FIELDS,
     ConfigurationLine,
@@ -161,10 +162,12 @@ def _limits(bound: Bound, step: Decimal | int) -> dict[str, Any]:
 
 def _roi_decimal(field: str, max_digits: int, places: int, **kwargs: Any) -> serializers.DecimalField:
     step = Decimal(1).scaleb(-places)
+    kwargs.setdefault("help_text", ROI_INPUT_HELP[field])
     return _decimal(max_digits, places, **_limits(ROI_BOUNDS[field], step), **kwargs)
 
 
 def _roi_integer(field: str, **kwargs: Any) -> serializers.IntegerField:
+    kwargs.setdefault("help_text", ROI_INPUT_HELP[field])
     return serializers.IntegerField(**_limits(ROI_BOUNDS[field], 1), **kwargs)
 
 

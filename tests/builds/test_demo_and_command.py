@@ -72,4 +72,6 @@ def test_admin_shows_the_blacklist_but_never_deletes_it(demo, client):
     assert response.status_code in {200, 302}
     assert ConnectorBlacklist.objects.filter(pk=entry.pk).exists()
     server_page = client.get(f"/admin/builds/server/{entry.connector.server_id}/change/").content.decode()
-    assert "BLACKLISTED: intermittent link training at x8" in server_page
+    # The connector map marks it with the shared red badge, and says why.
+    assert 'data-status="blacklisted"' in server_page
+    assert "intermittent link training at x8" in server_page

@@ -27,6 +27,8 @@ TONES: dict[str, str] = {
     "waived": "ok",
     "replacement_shipped": "ok",
     "active": "ok",
+    "installed": "ok",  # a component in its server
+    "verified": "ok",  # a platform listing
     # stopped, wrong
     "rejected": "bad",
     "cancelled": "bad",
@@ -35,6 +37,7 @@ TONES: dict[str, str] = {
     "fail": "bad",
     "blacklisted": "bad",
     "expired": "bad",
+    "scrapped": "bad",
     # needs a look
     "warn": "warn",
     "roi_review": "warn",
@@ -43,6 +46,7 @@ TONES: dict[str, str] = {
     "interrupted": "warn",
     "partially_received": "warn",
     "expiring": "warn",
+    "rma": "warn",  # a component at the manufacturer
     # under way
     "procurement": "info",
     "assembly": "info",
@@ -54,6 +58,8 @@ TONES: dict[str, str] = {
     "queued": "info",
     "ordered": "info",
     "replaced": "info",
+    "allocated": "info",
+    "sent": "info",  # a purchase order on its way
 }
 SYMBOLS = {"ok": "✓", "bad": "✕", "warn": "!", "info": "›", "neutral": "·"}
 
