@@ -246,6 +246,8 @@ class ServerPageMixin(BenchMixin):
             "can_mark_assembled": server.status == ServerStatus.ASSEMBLING,
             "refusal": refusal,
             "focus": focus,
+            # A PM reaches the order's page (the pipeline's, in the portal app) from here; partners have none.
+            "order_page": is_pm(self.request.user),
         }
         return TemplateResponse(self.request, "bench/server.html", context, status=status)
 

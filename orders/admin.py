@@ -257,9 +257,15 @@ class OrderAdmin(PMAdmin):
     def next_steps(self, obj: Order) -> str:
         if not obj.pk:
             return "—"
-        return render_to_string(
+        # The order page carries the transitions as buttons, each with its checks and a note.
+        link = format_html(
+            '<p><a href="{}" id="order-page-link">Order page: transitions, servers, purchase orders, lots</a></p>',
+            reverse("pm:order", args=[obj.pk]),
+        )
+        checks = render_to_string(
             "orders/_transition_checks.html", {"order": obj, "checks": _labelled_checks(obj)}
         )
+        return mark_safe(link + checks)
 
     @admin.display(description="Approval gate")
     def gate(self, obj: Order) -> str:

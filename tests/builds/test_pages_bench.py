@@ -865,3 +865,11 @@ def test_the_bench_speaks_german(tenants):
     assert "Nicht erfasst." in refused.content.decode()
     listed = client.get("/bench/").content.decode()
     assert "Aufbauten an der Werkbank" in listed and "Suchen oder scannen" in listed
+
+
+def test_a_pm_reaches_the_order_page_from_the_server_page_and_a_partner_does_not(tenants):
+    build = make_build(tenants)
+    order_url = f"/pm/orders/{build.server.order_id}/"
+    assert f'href="{order_url}"' in logged_in(tenants.pm).get(page_of(build.server)).content.decode()
+    partner_page = logged_in(tenants.user_p).get(page_of(build.server)).content.decode()
+    assert order_url not in partner_page and build.server.order.reference in partner_page

@@ -54,6 +54,8 @@ def test_order_page_shows_status_read_only_and_the_timeline(pm_browser, tenants)
     page = pm_browser.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert 'name="status"' not in page
     assert "order.approve" in page and "ROI ok" in page
+    # The admin links to the PM's order page, where the transitions are buttons with their checks.
+    assert f'href="/pm/orders/{order.pk}/"' in page
 
 
 def test_admin_create_goes_through_the_service(pm_browser, tenants):
