@@ -259,8 +259,9 @@ class OrderAdmin(PMAdmin):
             return "—"
         # The order page carries the transitions as buttons, each with its checks and a note.
         link = format_html(
-            '<p><a href="{}" id="order-page-link">Order page: transitions, servers, purchase orders, lots</a></p>',
+            '<p><a href="{}" id="order-page-link">{}</a></p>',
             reverse("pm:order", args=[obj.pk]),
+            "Order page: transitions, servers, purchase orders, lots",
         )
         checks = render_to_string(
             "orders/_transition_checks.html", {"order": obj, "checks": _labelled_checks(obj)}
