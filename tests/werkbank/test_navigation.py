@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from tests import factories
-from werkbank.navigation import ENTRIES, menu
+from werkbank.navigation import ENTRIES, menu, search_url
 
 pytestmark = pytest.mark.django_db
 
@@ -33,3 +33,8 @@ def test_a_customer_sees_the_menu_in_the_frame_after_login(client, tenants):
     page = client.get("/portal/").content.decode()
     assert '<a href="/portal/" aria-current="page">Orders</a>' in page
     assert '<a href="/portal/tokens/">API tokens</a>' in page
+
+
+def test_pms_and_partners_get_the_search_box_customers_do_not():
+    assert search_url({"pm"}) == search_url({"partner"}) == reverse("pm:search")
+    assert search_url({"customer"}) is None and search_url(set()) is None

@@ -1,0 +1,13 @@
+"""The PM's pages that span every app, under /pm/ (the pipeline, the order page, the search).
+
+The root URL configuration joins these with the orders app's ROI page into one `pm` namespace, so every
+PM page reverses as `pm:<name>` whichever app renders it.
+"""
+
+from django.urls import URLPattern, path
+
+from portal.views.search import search_page
+
+urlpatterns: list[URLPattern] = [
+    path("search/", search_page, name="search"),
+]
