@@ -400,3 +400,14 @@ def test_an_exact_serial_is_an_index_lookup_among_20000_components(world: World)
     plan = search.components_for(world.t.pm).filter(serial__icontains="00012")[:21].explain()
     assert "portal_search_component_serial_trgm" in plan, plan
     assert "Seq Scan on inventory_component" not in plan, plan
+
+
+def test_the_page_speaks_german(world: World, settings: Any):
+    client = Client()
+    client.force_login(world.t.pm)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "de"
+    html = client.get("/pm/search/?q=XYZ-NICHTS").content.decode()
+    assert "Nichts gefunden für „XYZ-NICHTS“." in html
+    assert '<label for="frame-search" class="visually-hidden">Aufträge, Server, Seriennummern' in html
+    html = client.get("/pm/search/?q=aaa").content.decode()
+    assert "2 Treffer für „aaa“." in html and "Seriennummern" in html and "Auf Lager" in html
