@@ -85,4 +85,13 @@ def test_a_pm_finds_a_serial_opens_its_server_and_sees_its_order(live_server, br
     screenshot(browser, SCREENSHOTS / "search-results-390.png", width=PHONE[0])
     assert browser.execute_script("return document.documentElement.scrollWidth") <= PHONE[0]
     assert browser.find_element(By.ID, "frame-search").rect["width"] >= 120  # usable on the phone
+
+    # Part of the order's reference lists the order and its server, each in its group, on the phone too.
+    box = browser.find_element(By.ID, "frame-search")
+    box.send_keys(server.order.reference[3:], Keys.ENTER)
+    wait.until(ec.url_contains(f"q={server.order.reference[3:]}"))
+    kinds = [group.get_attribute("data-kind") for group in browser.find_elements(By.CSS_SELECTOR, "section")]
+    assert kinds == ["order", "server"]
+    screenshot(browser, SCREENSHOTS / "search-order-390.png", width=PHONE[0])
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= PHONE[0]
     assert _violations(browser) == []
