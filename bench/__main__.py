@@ -29,6 +29,7 @@ def main() -> int:
         bench_handover,
         bench_orders,
         bench_receive,
+        bench_search,
     )
 
     benches = {
@@ -39,6 +40,7 @@ def main() -> int:
         "burnin_charts": bench_burnin_charts,
         "deployment": bench_deployment,
         "handover": bench_handover,
+        "search": bench_search,
     }
     chosen = sys.argv[1:] or list(benches)
     unknown = [name for name in chosen if name not in benches]

@@ -1,4 +1,5 @@
-"""The frame's navigation, by role: the links `templates/base.html` shows to PMs, partners and customers.
+"""The frame's navigation, by role: the links `templates/base.html` shows to PMs, partners and customers, and
+the search box that PMs and partners get (`SEARCH_ROLES`, the global search `pm:search`).
 
 The core knows no app, so entries name URL patterns; the root URL configuration provides them. An entry
 whose name does not resolve is left out (tests/werkbank/test_navigation.py proves every entry resolves, so
@@ -27,6 +28,10 @@ ENTRIES: tuple[tuple[str, Any, str], ...] = (
     ("customer", _("API tokens"), "portal:tokens"),
 )
 
+#: The roles whose frame has the search box, and the page it searches (partners' results are scoped there).
+SEARCH_ROLES = frozenset({"pm", "partner"})
+SEARCH_URL_NAME = "pm:search"
+
 
 def menu(roles: list[str] | set[str]) -> list[dict[str, str]]:
     """The links for a user with these roles, each once."""
@@ -44,10 +49,21 @@ def menu(roles: list[str] | set[str]) -> list[dict[str, str]]:
     return links
 
 
+def search_url(roles: list[str] | set[str]) -> str | None:
+    """Where the frame's search box sends a user with these roles; None: no search box."""
+    if not SEARCH_ROLES & set(roles):
+        return None
+    try:
+        return reverse(SEARCH_URL_NAME)
+    except NoReverseMatch:
+        return None
+
+
 def navigation(request: HttpRequest) -> dict[str, Any]:
-    """Context processor: `nav_links` for the frame."""
+    """Context processor: `nav_links` and `nav_search_url` for the frame."""
     session = getattr(request, "session", None)
     user = getattr(request, "user", None)
     if session is None or user is None or not user.is_authenticated:
-        return {"nav_links": []}
-    return {"nav_links": menu(set(session.get(SESSION_ROLES, ())))}
+        return {"nav_links": [], "nav_search_url": None}
+    roles = set(session.get(SESSION_ROLES, ()))
+    return {"nav_links": menu(roles), "nav_search_url": search_url(roles)}

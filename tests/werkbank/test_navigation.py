@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from tests import factories
-from werkbank.navigation import ENTRIES, menu
+from werkbank.navigation import ENTRIES, menu, search_url
 
 pytestmark = pytest.mark.django_db
 
@@ -39,3 +39,8 @@ def test_a_pms_menu_starts_with_the_pipeline():
     links = menu({"pm"})
     assert links[0] == {"label": "Pipeline", "url": "/pm/", "name": "pm:pipeline"}
     assert [link["name"] for link in links][:2] == ["pm:pipeline", "admin:index"]
+
+
+def test_pms_and_partners_get_the_search_box_customers_do_not():
+    assert search_url({"pm"}) == search_url({"partner"}) == reverse("pm:search")
+    assert search_url({"customer"}) is None and search_url(set()) is None
