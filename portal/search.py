@@ -31,7 +31,7 @@ from django.contrib.postgres.search import TrigramSimilarity
 from django.db import connection
 from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Upper
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
@@ -145,11 +145,8 @@ def _admin_url(model: Any, pk: int) -> str:
 
 
 def order_url(pk: int) -> str:
-    """The PM's order page; the order's admin page while the order page is not installed."""
-    try:
-        return reverse("pm:order", args=[pk])
-    except NoReverseMatch:
-        return _admin_url(Order, pk)
+    """The PM's order page (its servers, purchase orders, lots and transitions)."""
+    return reverse("pm:order", args=[pk])
 
 
 def server_url(pk: int, *, serial: str = "") -> str:

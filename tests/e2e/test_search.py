@@ -53,8 +53,7 @@ def test_a_pm_finds_a_serial_opens_its_server_and_sees_its_order(live_server, br
     _record_violations(browser)
 
     _login(browser, live_server, tenants.pm.username)
-    wait.until(ec.url_to_be(f"{live_server.url}/admin/"))
-    browser.get(f"{live_server.url}/bench/")
+    wait.until(ec.url_to_be(f"{live_server.url}/pm/"))  # a PM's home is the pipeline
     # The frame's box: labelled, reached by the keyboard, a search field.
     box = browser.find_element(By.ID, "frame-search")
     assert box.get_attribute("type") == "search"
@@ -72,6 +71,13 @@ def test_a_pm_finds_a_serial_opens_its_server_and_sees_its_order(live_server, br
     ) == (serial)
     screenshot(browser, SCREENSHOTS / "search-serial-server-1400.png", width=WIDE)
     screenshot(browser, SCREENSHOTS / "search-serial-server-390.png", width=PHONE[0])
+
+    # The order's reference on the server page opens the PM's order page.
+    browser.find_element(By.ID, "order-link").click()
+    wait.until(ec.url_to_be(f"{live_server.url}/pm/orders/{server.order.pk}/"))
+    assert server.order.reference in browser.find_element(By.TAG_NAME, "h1").text
+    screenshot(browser, SCREENSHOTS / "search-serial-order-1400.png", width=WIDE)
+    browser.back()
 
     # A partial serial lists both GPUs of the lot, grouped as serials, each with its link.
     browser.set_window_size(WIDE, 900)
