@@ -52,7 +52,7 @@ class LayoutConnector(models.Model):
     cooling_block = models.CharField(max_length=16, blank=True)
 
     class Meta:
-        ordering = ["layout", "position"]
+        ordering = ["layout_id", "position"]
         constraints = [
             models.UniqueConstraint(
                 fields=["layout", "name"],
@@ -72,7 +72,7 @@ class ChecklistItem(models.Model):
     kind = models.CharField(max_length=24, choices=BuildStepKind.choices)
 
     class Meta:
-        ordering = ["configuration", "kind"]
+        ordering = ["configuration_id", "kind"]
         constraints = [
             models.UniqueConstraint(
                 fields=["configuration", "kind"],
@@ -125,7 +125,7 @@ class Server(models.Model):
     objects = ServerQuerySet.as_manager()
 
     class Meta:
-        ordering = ["order", "sequence"]
+        ordering = ["order_id", "sequence"]
         constraints = [
             models.UniqueConstraint(
                 fields=["order", "sequence"],
@@ -168,7 +168,8 @@ class Connector(models.Model):
     objects = BenchQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server", "position"]
+        ordering = ["server_id", "position", "id"]
+        indexes = [models.Index(fields=["server", "position", "id"], name="connector_server_position")]
         constraints = [
             models.UniqueConstraint(
                 fields=["server", "name"],
@@ -218,7 +219,8 @@ class Allocation(models.Model):
     objects = BenchQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server", "allocated_at"]
+        ordering = ["server_id", "allocated_at", "id"]
+        indexes = [models.Index(fields=["server", "allocated_at", "id"], name="allocation_server_time")]
         constraints = [
             models.UniqueConstraint(
                 fields=["component"],
@@ -251,7 +253,8 @@ class Installation(models.Model):
     objects = BenchQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server", "installed_at", "pk"]
+        ordering = ["server_id", "installed_at", "id"]
+        indexes = [models.Index(fields=["server", "installed_at", "id"], name="installation_server_time")]
         constraints = [
             models.UniqueConstraint(
                 fields=["connector"],
@@ -289,7 +292,8 @@ class BuildStep(models.Model):
     objects = BenchQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server", "created_at", "pk"]
+        ordering = ["server_id", "created_at", "id"]
+        indexes = [models.Index(fields=["server", "created_at", "id"], name="buildstep_server_time")]
 
     def __str__(self) -> str:
         return f"{self.server}: {self.get_kind_display()}"
@@ -318,7 +322,8 @@ class BuildPhoto(models.Model):
     objects = BenchQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server", "created_at", "pk"]
+        ordering = ["server_id", "created_at", "id"]
+        indexes = [models.Index(fields=["server", "created_at", "id"], name="buildphoto_server_time")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(content_type__in=["image/jpeg", "image/png", "image/heic"]),

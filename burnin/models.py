@@ -98,7 +98,7 @@ class BurnInStage(models.Model):
     objects = RunRowQuerySet.as_manager()
 
     class Meta:
-        ordering = ["run", "position"]
+        ordering = ["run_id", "position"]
         constraints = [
             models.UniqueConstraint(
                 fields=["run", "name"],
@@ -145,7 +145,7 @@ class GpuResult(models.Model):
     objects = RunRowQuerySet.as_manager()
 
     class Meta:
-        ordering = ["run", "index"]
+        ordering = ["run_id", "index"]
         constraints = [
             models.UniqueConstraint(
                 fields=["run", "index"],
@@ -187,7 +187,7 @@ class TelemetrySample(models.Model):
     objects = RunRowQuerySet.as_manager()
 
     class Meta:
-        ordering = ["run", "gpu_index", "at"]
+        ordering = ["run_id", "gpu_index", "at"]
         indexes = [models.Index(fields=["run", "gpu_index", "at"], name="burnin_sample_series")]
 
     def __str__(self) -> str:
@@ -229,7 +229,7 @@ class TelemetryRollup(models.Model):
     objects = RunRowQuerySet.as_manager()
 
     class Meta:
-        ordering = ["run", "gpu_index", "bucket"]
+        ordering = ["run_id", "gpu_index", "bucket"]
         constraints = [
             models.UniqueConstraint(
                 fields=["run", "width_us", "gpu_index", "bucket"], name="burnin_rollup_unique_bucket"
@@ -256,7 +256,8 @@ class BmcEvent(models.Model):
     objects = RunRowQuerySet.as_manager()
 
     class Meta:
-        ordering = ["run", "at", "id"]
+        ordering = ["run_id", "at", "id"]
+        indexes = [models.Index(fields=["run", "at", "id"], name="burnin_bmcevent_run_time")]
 
     def __str__(self) -> str:
         return f"SEL {self.sel_id} {self.event}"
@@ -283,7 +284,7 @@ class Finding(models.Model):
     objects = RunRowQuerySet.as_manager()
 
     class Meta:
-        ordering = ["run", "id"]
+        ordering = ["run_id", "id"]
         indexes = [models.Index(fields=["run", "severity"], name="burnin_finding_severity")]
         constraints = [
             models.CheckConstraint(

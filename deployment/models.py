@@ -102,7 +102,7 @@ class Rack(models.Model):
     objects = RackQuerySet.as_manager()
 
     class Meta:
-        ordering = ["site", "name"]
+        ordering = ["site_id", "name"]
         constraints = [
             models.UniqueConstraint(
                 fields=["site", "name"],
@@ -142,7 +142,7 @@ class PowerFeed(models.Model):
     objects = PowerFeedQuerySet.as_manager()
 
     class Meta:
-        ordering = ["rack", "name"]
+        ordering = ["rack_id", "name"]
         constraints = [
             models.UniqueConstraint(
                 fields=["rack", "name"],
@@ -223,7 +223,7 @@ class RackPlacement(models.Model):
     objects = ServerScopedQuerySet.as_manager()
 
     class Meta:
-        ordering = ["rack", "-lowest_u"]
+        ordering = ["rack_id", "-lowest_u"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(lowest_u__gte=1),
@@ -270,7 +270,7 @@ class ServerNetwork(models.Model):
     objects = ServerScopedQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server"]
+        ordering = ["server_id"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(bmc_mac__regex=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$"),
@@ -324,7 +324,7 @@ class PlatformListing(models.Model):
     objects = ServerScopedQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server", "-recorded_at", "-id"]
+        ordering = ["server_id", "-recorded_at", "-id"]
         indexes = [models.Index(fields=["server", "-recorded_at", "-id"], name="deployment_listing_latest")]
         constraints = [
             models.CheckConstraint(

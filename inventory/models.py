@@ -168,7 +168,8 @@ class PurchaseOrder(models.Model):
     objects = PurchaseOrderQuerySet.as_manager()
 
     class Meta:
-        ordering = ["-created_at", "-pk"]
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["-created_at", "-id"], name="purchaseorder_newest")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=PurchaseOrderStatus.values),
@@ -205,7 +206,8 @@ class PurchaseOrderLine(models.Model):
     objects = PurchaseOrderLineQuerySet.as_manager()
 
     class Meta:
-        ordering = ["purchase_order", "pk"]
+        ordering = ["purchase_order_id", "id"]
+        indexes = [models.Index(fields=["purchase_order", "id"], name="purchaseorderline_po")]
         constraints = [
             models.UniqueConstraint(
                 fields=["purchase_order", "part"],
@@ -279,7 +281,8 @@ class BatchLot(models.Model):
     objects = BatchLotQuerySet.as_manager()
 
     class Meta:
-        ordering = ["-created_at", "-pk"]
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["-created_at", "-id"], name="batchlot_newest")]
         constraints = [
             models.UniqueConstraint(
                 fields=["purchase_order", "part", "lot_code"],
@@ -346,7 +349,7 @@ class Component(models.Model):
     objects = ComponentQuerySet.as_manager()
 
     class Meta:
-        ordering = ["part", "serial"]
+        ordering = ["part_id", "serial", "id"]
         constraints = [
             # Serial identity (inventory.serials): the serial in upper case, per manufacturer. The serial
             # leads, so that the bench scan's lookup by serial alone uses this index too.
@@ -363,7 +366,10 @@ class Component(models.Model):
                 violation_error_message="Unknown component status.",
             ),
         ]
-        indexes = [models.Index(fields=["serial"], name="component_serial")]
+        indexes = [
+            models.Index(fields=["serial"], name="component_serial"),
+            models.Index(fields=["part", "serial", "id"], name="component_part_serial"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.part.mpn} {self.serial}"
@@ -391,8 +397,8 @@ class StockMovement(models.Model):
     objects = StockMovementQuerySet.as_manager()
 
     class Meta:
-        ordering = ["component", "created_at", "pk"]
-        indexes = [models.Index(fields=["component", "created_at"], name="movement_component_time")]
+        ordering = ["component_id", "created_at", "id"]
+        indexes = [models.Index(fields=["component", "created_at", "id"], name="movement_component_time_id")]
 
     def __str__(self) -> str:
         return f"{self.component}: {self.from_status or '—'} → {self.to_status}"

@@ -77,7 +77,7 @@ class ConfigurationLine(models.Model):
     quantity = models.PositiveSmallIntegerField()
 
     class Meta:
-        ordering = ["configuration", "part__category", "part__mpn"]
+        ordering = ["configuration_id", "part__category", "part__mpn"]
         constraints = [
             models.UniqueConstraint(
                 fields=["configuration", "part"],
@@ -139,7 +139,7 @@ class Order(models.Model):
     objects = OrderQuerySet.as_manager()
 
     class Meta:
-        ordering = ["-created_at", "-pk"]
+        ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(server_count__gte=1),
@@ -178,7 +178,10 @@ class Order(models.Model):
                 violation_error_message="The reference has the form WB-YYYY-NNNN.",
             ),
         ]
-        indexes = [models.Index(fields=["status"], name="order_status")]
+        indexes = [
+            models.Index(fields=["status"], name="order_status"),
+            models.Index(fields=["-created_at", "-id"], name="order_newest"),
+        ]
 
     def __str__(self) -> str:
         return self.reference
@@ -192,7 +195,7 @@ class OrderPurchaseOrder(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["order", "purchase_order"]
+        ordering = ["order_id", "purchase_order_id"]
 
     def __str__(self) -> str:
         return f"{self.order} ← {self.purchase_order}"
@@ -430,7 +433,7 @@ class ROIAssessment(models.Model):
 
     class Meta:
         verbose_name = "ROI assessment"
-        ordering = ["order", "-version"]
+        ordering = ["order_id", "-version"]
         get_latest_by = "version"
         constraints = [
             models.UniqueConstraint(

@@ -67,7 +67,7 @@ class HandoverPack(models.Model):
     objects = HandoverPackQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server", "-revision"]
+        ordering = ["server_id", "-revision"]
         constraints = [
             models.UniqueConstraint(
                 fields=["server", "revision"],
@@ -132,7 +132,8 @@ class WarrantyRegistration(models.Model):
     objects = CustomerOwnedQuerySet.as_manager()
 
     class Meta:
-        ordering = ["registered_at", "pk"]
+        ordering = ["registered_at", "id"]
+        indexes = [models.Index(fields=["registered_at", "id"], name="warranty_registration_time")]
 
     def __str__(self) -> str:
         return f"{self.component} registered to {self.customer}"
@@ -168,7 +169,10 @@ class WarrantyRecord(models.Model):
     objects = CustomerOwnedQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server", "kind", "serial"]
+        ordering = ["server_id", "kind", "serial", "id"]
+        indexes = [
+            models.Index(fields=["server", "kind", "serial", "id"], name="warranty_record_server_kind")
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(kind__in=RecordKind.values),
@@ -235,7 +239,8 @@ class WarrantyClaim(models.Model):
     objects = CustomerOwnedQuerySet.as_manager()
 
     class Meta:
-        ordering = ["-created_at", "pk"]
+        ordering = ["-created_at", "id"]
+        indexes = [models.Index(fields=["-created_at", "id"], name="warranty_claim_newest")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=ClaimStatus.values),
@@ -264,7 +269,7 @@ class ExpiryNotice(models.Model):
     objects = VisibleToQuerySet.as_manager()  # PMs only: bookkeeping of the sender
 
     class Meta:
-        ordering = ["-sent_at", "pk"]
+        ordering = ["-sent_at", "id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["record", "threshold_days"],

@@ -96,8 +96,12 @@ class AuditEvent(models.Model):
     objects = AuditEventQuerySet.as_manager()
 
     class Meta:
-        ordering = ["created_at", "pk"]
-        indexes = [models.Index(fields=["content_type", "object_id", "created_at"], name="audit_object_time")]
+        ordering = ["created_at", "id"]
+        indexes = [
+            models.Index(fields=["content_type", "object_id", "created_at"], name="audit_object_time"),
+            # The audit list's default order (issue #15: every list pages along an index of its own table).
+            models.Index(fields=["created_at", "id"], name="audit_time"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.verb} {self.object_repr}"

@@ -125,10 +125,14 @@ if PRODUCTION and not os.environ.get("DATABASE_URL"):
         "DATABASE_URL is required when WERKBANK_ENV=production (postgres://user:password@host:5432/name); "
         "the SQLite default is for the embedded profile only."
     )
+# Production keeps each process's connection for a minute (a new PostgreSQL connection costs a few ms of
+# every request otherwise) and checks it before reuse, so a connection the server dropped is replaced rather
+# than failing the request. DB_CONN_MAX_AGE overrides the age in any profile (0 closes after each request).
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{VAR_DIR / 'werkbank.sqlite3'}",
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60" if PRODUCTION else "0")),
+        conn_health_checks=PRODUCTION,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

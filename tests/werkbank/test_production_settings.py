@@ -67,3 +67,20 @@ def test_production_publishes_no_api_docs_unless_told():
     assert told.stdout.strip() == "True", told.stderr
     development = _manage("shell", "--no-imports", "-c", code, WERKBANK_ENV="development")
     assert development.stdout.strip() == "True", development.stderr
+
+
+def test_production_keeps_connections_with_health_checks():
+    """Issue #15: production reuses a connection for 60 s and checks it before reuse; development closes
+    each one after its request; DB_CONN_MAX_AGE overrides the age."""
+    code = (
+        "from django.conf import settings; d = settings.DATABASES['default']; "
+        "print(d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS'])"
+    )
+    production = _manage("shell", "--no-imports", "-c", code, **PRODUCTION, DATABASE_URL=UNREACHABLE_DB)
+    assert (production.returncode, production.stdout.strip()) == (0, "60 True"), production.stderr
+    overridden = _manage(
+        "shell", "--no-imports", "-c", code, **PRODUCTION, DATABASE_URL=UNREACHABLE_DB, DB_CONN_MAX_AGE="15"
+    )
+    assert overridden.stdout.strip() == "15 True", overridden.stderr
+    development = _manage("shell", "--no-imports", "-c", code, WERKBANK_ENV="development")
+    assert development.stdout.strip() == "0 False", development.stderr
