@@ -235,7 +235,14 @@ REST_KNOX = {
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Werkbank API",
-    "DESCRIPTION": "Build orders, procurement, assembly, burn-in and handover of GPU servers.",
+    "DESCRIPTION": (
+        "Build orders, procurement, assembly, burn-in and handover of GPU servers.\n\n"
+        "Lists page with `limit` (default 50, at most 200) and `offset`, and answer the total in `count`. "
+        "The big lists (components, stock movements, connectors, installations, allocations) also take "
+        "`cursor`: give it empty for the first page and follow `next`; such keyset pages are in ascending "
+        "id, cost the same at any depth, carry no `count`, and refuse `ordering`. Each list's default order "
+        "runs along an index of its own table; ties are broken by id."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # Served from drf-spectacular-sidecar through staticfiles, not from a CDN.

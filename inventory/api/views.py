@@ -49,7 +49,7 @@ from inventory.models import (
     Supplier,
 )
 from inventory.packing import parse_csv, parse_scanner
-from inventory.selectors import lot_labels_pdf
+from inventory.selectors import lot_component_counts, lot_labels_pdf
 from inventory.services import (
     PO_TRANSITION_SERVICES,
     part_create,
@@ -60,6 +60,7 @@ from inventory.services import (
     supplier_update,
 )
 from werkbank.access import Purpose
+from werkbank.api.pagination import KeysetOrOffsetPagination
 from werkbank.api.parsers import FormParser, JSONParser, MultiPartParser
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet, VisibleToMixin
 
@@ -217,8 +218,18 @@ class BatchLotViewSet(ScopedReadOnlyViewSet):
     filterset_class = BatchLotFilter
 
     def get_queryset(self) -> QuerySet:
-        # The count is of the components the caller may see, never of another tenant's.
-        return super().get_queryset().with_component_count(self.request.user).order_by("-created_at", "-pk")
+        # The count is of the components the caller may see, never of another tenant's. A list counts for
+        # its page only (paginate_queryset); a single lot keeps the annotation.
+        queryset = super().get_queryset()
+        if self.action == "list":
+            return queryset
+        return queryset.with_component_count(self.request.user)
+
+    def paginate_queryset(self, queryset: QuerySet) -> list | None:
+        page = super().paginate_queryset(queryset)
+        if page is not None:
+            lot_component_counts(user=self.request.user, lots=page)
+        return page
 
     @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)})
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
@@ -232,17 +243,23 @@ class BatchLotViewSet(ScopedReadOnlyViewSet):
 
 
 class ComponentViewSet(ScopedReadOnlyViewSet):
-    """One row per serial. `?serial=…` looks one up; `?serial_prefix=…` lists a range."""
+    """One row per serial. `?serial=…` looks one up; `?serial_prefix=…` lists a range.
+
+    A big list: `?cursor=` pages it by keyset in id order, as fast at the end as at the start."""
 
     queryset = Component.objects.select_related("part", "lot__supplier", "po_line__purchase_order")
     serializer_class = ComponentSerializer
     filterset_class = ComponentFilter
     ordering_fields = ["serial", "received_at", "status"]
+    pagination_class = KeysetOrOffsetPagination
 
 
 class StockMovementViewSet(ScopedReadOnlyViewSet):
-    """The stock ledger: every change of a component's status or location."""
+    """The stock ledger: every change of a component's status or location.
+
+    A big list: `?cursor=` pages it by keyset in id order, as fast at the end as at the start."""
 
     queryset = StockMovement.objects.select_related("component", "actor")
     serializer_class = StockMovementSerializer
     filterset_class = StockMovementFilter
+    pagination_class = KeysetOrOffsetPagination

@@ -1,0 +1,49 @@
+"""The demo fleet made fit for "one row against a page" tests: the tables `seed_demo` leaves with fewer than
+two rows get a second one (the admin's change lists, the API's lists)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builds.models import BuildPhoto, Server
+from deployment.models import ServerNetwork
+from deployment.services import network_set
+from warranty.choices import PACK_SERVER_STATUSES, RecordKind
+from warranty.models import WarrantyClaim, WarrantyRecord
+from warranty.services import claim_open
+from warranty.services.packs import pack_request
+from werkbank.errors import DomainError
+
+
+def add_second_rows(pm: Any) -> None:
+    """The tables the demo leaves with fewer than two rows get a second one."""
+    servers = list(Server.objects.order_by("pk"))
+    for index, server in enumerate(servers[:2]):
+        BuildPhoto.objects.create(
+            server=server,
+            file=f"photos/list-test-{index}.jpg",
+            content_type="image/jpeg",
+            size_bytes=1024,
+            uploaded_by=pm,
+        )
+    for index, server in enumerate(servers):
+        if ServerNetwork.objects.count() >= 2:
+            break
+        if not ServerNetwork.objects.filter(server=server).exists():
+            network_set(
+                server=server,
+                actor=pm,
+                management_ip=f"10.250.0.{index + 10}",
+                bmc_ip=f"10.250.1.{index + 10}",
+                bmc_mac=f"02:00:00:00:01:{index + 10:02x}",
+            )
+    packed = Server.objects.filter(status__in=sorted(PACK_SERVER_STATUSES)).first()
+    assert packed is not None, "the demo fleet has no deployed or handed-over server"
+    pack_request(server=packed, actor=pm)
+    for record in WarrantyRecord.objects.filter(kind=RecordKind.COMPONENT).order_by("pk"):
+        if WarrantyClaim.objects.count() >= 2:
+            break
+        try:
+            claim_open(record=record, actor=pm, description="Fan noise above 60 dB at idle.")
+        except DomainError:
+            continue  # a record that takes no claim (replaced, ended, already claimed)
