@@ -415,12 +415,13 @@ class ConnectorViewSet(ScopedReadOnlyViewSet):
     """A server's connectors with their blacklist. Read-only: a blacklist is added by `blacklist`, and
     nothing removes one (seed 003: unused for the machine's whole life).
 
-    A big list: `?cursor=` pages it by keyset in id order, as fast at the end as at the start."""
+    A big list: `?cursor=` pages it by keyset (server, then its own order), as fast deep as at the start."""
 
     queryset = Connector.objects.select_related("server", "blacklist__created_by")
     serializer_class = ConnectorSerializer
     filterset_class = ConnectorFilter
     pagination_class = KeysetOrOffsetPagination
+    keyset_ordering = ("server_id", "position", "id")
     ordering_fields = ["position", "name"]
 
     @extend_schema(
@@ -451,7 +452,7 @@ class ConnectorViewSet(ScopedReadOnlyViewSet):
 class InstallationViewSet(ScopedReadOnlyViewSet):
     """Which component sat in which connector, and when: the history, removals included.
 
-    A big list: `?cursor=` pages it by keyset in id order, as fast at the end as at the start."""
+    A big list: `?cursor=` pages it by keyset (server, then its own order), as fast deep as at the start."""
 
     queryset = Installation.objects.select_related(
         "server", "connector", "component__part", "installed_by", "removed_by"
@@ -459,13 +460,14 @@ class InstallationViewSet(ScopedReadOnlyViewSet):
     serializer_class = InstallationSerializer
     filterset_class = InstallationFilter
     pagination_class = KeysetOrOffsetPagination
+    keyset_ordering = ("server_id", "installed_at", "id")
     ordering_fields = ["installed_at", "removed_at"]
 
 
 class AllocationViewSet(ScopedReadOnlyViewSet):
     """Components set aside for servers (their warranty registrations: /api/v1/warranty/registrations/).
 
-    A big list: `?cursor=` pages it by keyset in id order, as fast at the end as at the start."""
+    A big list: `?cursor=` pages it by keyset (server, then its own order), as fast deep as at the start."""
 
     queryset = Allocation.objects.select_related(
         "server", "component__part", "component__lot", "allocated_by"
@@ -473,6 +475,7 @@ class AllocationViewSet(ScopedReadOnlyViewSet):
     serializer_class = AllocationSerializer
     filterset_class = AllocationFilter
     pagination_class = KeysetOrOffsetPagination
+    keyset_ordering = ("server_id", "allocated_at", "id")
     ordering_fields = ["allocated_at"]
 
 

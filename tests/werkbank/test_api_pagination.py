@@ -111,3 +111,44 @@ def test_the_lots_list_counts_the_components_of_its_page_for_the_caller(tenants,
     assert (
         api_client(tenants.user_p).get(f"/api/v1/inventory/lots/{lot['id']}/").json()["component_count"] == 3
     )
+
+
+def test_a_servers_rows_page_by_server_then_position_each_once_across_page_breaks(tenants):
+    """Connectors keyset-page along (server, position, id): the cursor holds a server and an offset among its
+    rows, so pages that break inside a server's connectors still give each row once; Q's never reach P."""
+    from builds.choices import ConnectorKind
+    from builds.models import Connector
+
+    order = factories.OrderFactory(customer=tenants.customer_a, server_count=3)
+    servers = factories.make_servers(order)
+    for server, partner in zip(
+        servers, [tenants.partner_p, tenants.partner_q, tenants.partner_p], strict=True
+    ):
+        server.partner = partner
+        server.save(update_fields=["partner"])
+        # Created in reverse position, so that id order and position order differ.
+        for position in (3, 2, 1):
+            Connector.objects.create(
+                server=server, name=f"PCIE{position}", kind=ConnectorKind.PCIE_SLOT, position=position
+            )
+    expected = list(
+        Connector.objects.filter(server__partner=tenants.partner_p)
+        .order_by("server_id", "position", "id")
+        .values_list("pk", flat=True)
+    )
+    assert len(expected) == 6
+    seen = [row["id"] for row in _walk(api_client(tenants.user_p), "/api/v1/builds/connectors/", limit=2)]
+    assert seen == expected
+    back_and_forth = api_client(tenants.user_p)
+    first = back_and_forth.get("/api/v1/builds/connectors/", {"cursor": "", "limit": 4}).json()
+    second = back_and_forth.get(first["next"]).json()
+    assert [row["id"] for row in first["results"] + second["results"]] == expected
+    previous = back_and_forth.get(second["previous"]).json()
+    assert [row["id"] for row in previous["results"]] == expected[:4]
+
+
+def test_a_cursor_that_was_not_given_out_is_a_400(tenants, stock):
+    for cursor in ("not-base64!", "eyJzaWRld2F5cyI6IFsxXX0=", "eyJhZnRlciI6IFsxLCAyXX0="):
+        response = api_client(tenants.pm).get(COMPONENTS, {"cursor": cursor})
+        assert response.status_code == 400, cursor
+        assert "cursor" in response.json()

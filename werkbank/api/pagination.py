@@ -3,22 +3,34 @@
 Limit/offset (`?limit=&offset=`) answers `count` and lets a client jump to any page, but the database still
 reads every row before the offset, and counts the whole list, on every page: fine for orders or sites,
 slow at offset 9,900 of 530,000 connectors. The big lists (components, stock movements, connectors,
-installations, allocations, telemetry samples) therefore also offer keyset pages: `?cursor=` (empty for
-the first page) switches to them, and each answer's `next`/`previous` links carry an opaque cursor. A keyset
-page is in ascending `id` (the primary key's index) and starts right after the last row of the page
-before, so every page costs the same, deep or not, and a row added while a client pages through appears
-once, at the end. It answers no `count`, and refuses `ordering` (400): a cursor only stays valid along
-the order it was made for. `limit` sets the page size in both modes (default 50, at most 200).
+installations, allocations) therefore also offer keyset pages: `?cursor=` (empty for the first page)
+switches to them, and each answer's `next`/`previous` links carry an opaque cursor. A keyset page runs
+along an index and starts right after the last row of the page before, so every page costs the same, deep
+or not. It answers no `count`, and refuses `ordering` (400): a cursor only stays valid along the order it
+was made for. `limit` sets the page size in both modes (default 50, at most 200).
+
+The keyset order is the viewset's `keyset_ordering`: ascending `id` by default (components, stock
+movements), and the list's own default order for the rows of a server (connectors, installations,
+allocations: server, then position or time, then id), whose index also serves a partner's view of only
+its own servers; ordered by id, that view would have to collect and sort all of the partner's rows first.
+The cursor holds the whole key of the row it continues from (opaque: base64 of JSON), so each row appears
+exactly once going forward and back, also where the leading column repeats.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet
-from rest_framework.pagination import BasePagination, CursorPagination, LimitOffsetPagination
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Q, QuerySet
+from rest_framework.pagination import BasePagination, LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
 from werkbank.errors import InvalidInput
 
@@ -33,22 +45,97 @@ class Pagination(LimitOffsetPagination):
     max_limit = MAX_LIMIT
 
 
-class KeysetPagination(CursorPagination):
-    """Keyset pages in ascending id: each page is an index range scan after the last id seen."""
+class KeysetPagination(BasePagination):
+    """Keyset pages along the view's `keyset_ordering` (ascending columns; default: id): each page is an index
+    range scan after (or, for `previous`, before) the whole key of the last (first) row seen.
 
-    ordering = ("id",)
-    page_size = DEFAULT_LIMIT
-    page_size_query_param = "limit"
-    max_page_size = MAX_LIMIT
+    The cursor is the row's full key, not DRF's leading value plus an offset: with a leading column that
+    repeats (a server's connectors), DRF's backward pages come out short; a full key stays exact both ways.
+    """
 
-    def get_ordering(self, request: Request, queryset: QuerySet, view: Any) -> tuple[str, ...]:
-        # Deliberately not the view's OrderingFilter: the cursor encodes an id, so the order is the id's.
+    ordering: tuple[str, ...] = ("id",)
+    cursor_query_param = "cursor"
+
+    def paginate_queryset(self, queryset: QuerySet, request: Request, view: Any = None) -> list:
+        # Deliberately not the view's OrderingFilter: a cursor is a position along one fixed order.
         if request.query_params.get("ordering"):
             raise InvalidInput(
                 "ordering",
-                "Cursor pages are in id order; leave out `ordering`, or page with limit and offset.",
+                "Cursor pages keep the list's own order; leave out `ordering`, or use limit and offset.",
             )
-        return self.ordering
+        self.request = request
+        self.fields = tuple(getattr(view, "keyset_ordering", self.ordering))
+        self.limit = _limit(request)
+        direction, key = self._decode(queryset, request.query_params.get(self.cursor_query_param, ""))
+        backward = direction == "before"
+        if key is not None:
+            queryset = queryset.filter(_beyond(self.fields, key, backward=backward))
+        order = [f"-{field}" if backward else field for field in self.fields]
+        rows = list(queryset.order_by(*order)[: self.limit + 1])
+        more = len(rows) > self.limit
+        rows = rows[: self.limit]
+        if backward:
+            rows.reverse()
+        self.page = rows
+        # Going forward, there is something before whenever we started after a key; and the other way round.
+        self.has_next = more if not backward else True
+        self.has_previous = more if backward else key is not None
+        return rows
+
+    def get_paginated_response(self, data: Any) -> Response:
+        return Response(
+            {"next": self._link("after", -1), "previous": self._link("before", 0), "results": data}
+        )
+
+    def _link(self, direction: str, index: int) -> str | None:
+        wanted = self.has_next if direction == "after" else self.has_previous
+        if not wanted or not self.page:
+            return None
+        row = self.page[index]
+        key = [_jsonable(getattr(row, field)) for field in self.fields]
+        token = base64.urlsafe_b64encode(json.dumps({direction: key}).encode()).decode()
+        url = self.request.build_absolute_uri()
+        return replace_query_param(url, self.cursor_query_param, token)
+
+    def _decode(self, queryset: QuerySet, token: str) -> tuple[str, list | None]:
+        if not token:
+            return "after", None
+        try:
+            payload = json.loads(base64.urlsafe_b64decode(token.encode()))
+            [(direction, values)] = payload.items()
+            if direction not in {"after", "before"} or len(values) != len(self.fields):
+                raise ValueError(direction)
+            meta = queryset.model._meta
+            key = [
+                meta.get_field(field).to_python(value)
+                for field, value in zip(self.fields, values, strict=True)
+            ]
+        except (ValueError, TypeError, AttributeError, binascii.Error, DjangoValidationError):
+            raise InvalidInput("cursor", "Not a cursor of this list: follow `next` or `previous`.") from None
+        return direction, key
+
+
+def _limit(request: Request) -> int:
+    raw = request.query_params.get("limit", "")
+    try:
+        return min(max(int(raw), 1), MAX_LIMIT) if raw else DEFAULT_LIMIT
+    except ValueError:
+        return DEFAULT_LIMIT  # as limit/offset treats a limit that is not a number
+
+
+def _beyond(fields: tuple[str, ...], key: list, *, backward: bool) -> Q:
+    """Rows whose (fields) tuple is after `key` (before it, backward): the row-value comparison spelled out,
+    with the leading column's range in front so the index bounds the scan."""
+    strictly = "lt" if backward else "gt"
+    either = Q()
+    for index, field in enumerate(fields):
+        equal = {name: value for name, value in zip(fields[:index], key[:index], strict=True)}
+        either |= Q(**equal, **{f"{field}__{strictly}": key[index]})
+    return Q(**{f"{fields[0]}__{strictly}e": key[0]}) & either
+
+
+def _jsonable(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 class KeysetOrOffsetPagination(BasePagination):
@@ -87,8 +174,9 @@ class KeysetOrOffsetPagination(BasePagination):
                 "in": "query",
                 "description": (
                     "Keyset pages instead of limit/offset: give it empty for the first page, then follow "
-                    "`next`. Pages are in ascending id, cost the same at any depth, and carry no `count`; "
-                    "`offset` and `ordering` do not apply (`ordering` is refused)."
+                    "`next`. Pages keep one fixed order (id; for a server's rows: server, then position or "
+                    "time, then id), cost the same at any depth, and carry no `count`; `offset` and "
+                    "`ordering` do not apply (`ordering` is refused)."
                 ),
                 "schema": {"type": "string"},
             }
