@@ -3,7 +3,8 @@ user opens says "seed" or "assumed" (issue #14: those are notes to ourselves, an
 
 The database scan reads every text-like column of every model (CharField, TextField, JSONField values with
 their keys, recursively), so the audit events' notes, `before` and `after` are covered too. The page scan
-renders the main pages as each demo user and reads the visible text (not scripts, styles or markup), plus the
+renders the main pages (portal, warranty, the PM's pipeline, order page and search, bench, ROI, burn-in,
+deployment) as each demo user and reads the visible text (not scripts, styles or markup), plus the
 attributes a reader sees (`title`, `alt`, `aria-label`, `placeholder`).
 """
 
@@ -39,6 +40,9 @@ SECRETS = {("auth.User", "password"), ("deployment.ServerNetwork", "bmc_credenti
 #: The pages each demo user must be able to open, by kind (see `_pages`); every one is scanned.
 EXPECTED_PAGES = {
     "pm": {
+        "pipeline",
+        "search",
+        "pm-order",
         "bench",
         "bench-server",
         "roi",
@@ -51,6 +55,7 @@ EXPECTED_PAGES = {
         "warranty-record",
     },
     "kentino": {
+        "search",
         "bench",
         "bench-server",
         "burnin-server",
@@ -163,9 +168,19 @@ def visible_text(html: str) -> str:
 
 def _pages() -> list[tuple[str, str]]:
     """(kind, url) of every main page of the demo's objects; each user opens those its access allows."""
-    pages = [("portal", "/portal/"), ("warranty", "/portal/warranty/"), ("bench", "/bench/")]
+    pages = [
+        ("portal", "/portal/"),
+        ("warranty", "/portal/warranty/"),
+        ("bench", "/bench/"),
+        ("pipeline", "/pm/"),
+        ("search", "/pm/search/?q=GPU"),
+    ]
     for order in Order.objects.order_by("pk"):
-        pages += [("portal-order", f"/portal/orders/{order.pk}/"), ("roi", f"/pm/orders/{order.pk}/roi/")]
+        pages += [
+            ("portal-order", f"/portal/orders/{order.pk}/"),
+            ("pm-order", f"/pm/orders/{order.pk}/"),
+            ("roi", f"/pm/orders/{order.pk}/roi/"),
+        ]
     for server in Server.objects.filter(installations__isnull=False).distinct().order_by("pk"):
         pages += [
             ("portal-server", f"/portal/servers/{server.pk}/"),
