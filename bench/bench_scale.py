@@ -16,6 +16,7 @@ Figures, through Django's test client (session, middleware, access check, serial
 Each series runs `REQUESTS` (100) requests, or as many as fit in `SERIES_BUDGET_S` seconds (at least
 `MIN_REQUESTS`), so that `make bench` stays within 15 minutes on two cores; the note says how many ran.
 A figure that misses its target prints the plan of its slowest query (EXPLAIN ANALYZE), for whoever fixes it.
+The API's throttle is off, as for every bench (bench/__main__.py).
 
 `BENCH_SCALE=small` seeds a tenth of the fleet, for a quick try of the bench itself.
 """
@@ -35,7 +36,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
-from django.test.utils import CaptureQueriesContext, override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import get_resolver
 from django.urls.resolvers import URLPattern, URLResolver
 
@@ -285,13 +286,6 @@ def _pages(pm: Client, partner: Client, customer: Client, customer_user: Any) ->
 
 
 def run() -> None:
-    # The API's throttle (werkbank.api.throttling) would answer 429 after WERKBANK_API_RATE requests a minute:
-    # off for the bench, which makes thousands (it costs one cache round trip per request when on).
-    with override_settings(WERKBANK_API_RATE=None):
-        _run()
-
-
-def _run() -> None:
     size = SMALL if os.environ.get("BENCH_SCALE") == "small" else scale.ScaleSize()
     start = time.perf_counter()
     counts = scale.seed(size=size)

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Literal
 
 Better = Literal["lower", "higher"]
+#: Where the runner writes the figures (`python -m bench --json PATH` elsewhere).
+DEFAULT_PATH = Path(__file__).resolve().parents[1] / "var" / "bench" / "results.json"
 
 
 @dataclass(frozen=True)
@@ -146,3 +148,34 @@ def write_json(path: Path, *, meta: dict[str, object] | None = None) -> Path:
     }
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+def load(path: Path) -> list[Figure]:
+    """The figures of a results file that `write_json` wrote."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    fields = ("bench", "name", "value", "unit", "target", "better", "note")
+    return [Figure(**{key: row[key] for key in fields}) for row in document["figures"]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bench.report [PATH] [--targets] [--misses]`: the table of a results file again, e.g. only
+    the figures with a target, for the README's "Performance" section."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__)
+    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
+    parser.add_argument("--targets", action="store_true", help="only the figures held to a target")
+    parser.add_argument("--misses", action="store_true", help="only the figures that miss their target")
+    arguments = parser.parse_args(argv)
+    rows = load(arguments.path)
+    if arguments.targets:
+        rows = [figure for figure in rows if figure.target is not None]
+    if arguments.misses:
+        rows = [figure for figure in rows if figure.verdict == "miss"]
+    print(table(rows))
+    print(f"\n{summary(load(arguments.path))}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

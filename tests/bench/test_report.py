@@ -65,3 +65,21 @@ def test_the_table_and_the_json_say_the_same(tmp_path: Path) -> None:
         ("API orders limit=50 as PM p95", 37.5, 50, "pass"),
         ("admin component changelist queries", 110.0, 12, "miss"),
     ]
+
+
+def test_the_results_file_prints_again_with_only_the_misses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report.begin("scale")
+    report.record("API components limit=50 as PM p95", 168, "ms", target=50)
+    report.record("API orders limit=50 as PM p95", 38, "ms", target=50)
+    report.record("seed_scale", 66.6, "s")
+    path = report.write_json(tmp_path / "results.json")
+    assert report.load(path) == report.figures()
+
+    assert report.main([str(path), "--misses"]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "API components limit=50" in printed and "API orders" not in printed and "seed_scale" not in printed
+    )
+    assert "3 figures, 2 with a target: 1 pass, 1 miss" in printed
