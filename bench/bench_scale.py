@@ -116,8 +116,9 @@ def _explain(series: Series, target: float | None) -> None:
         cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {series.slowest_sql}")
         plan = [row[0] for row in cursor.fetchall()]
     print(
-        f"    MISS {series.url}: p95 {series.p95:.1f} ms > {target:g} ms; its {series.queries} queries took "
-        f"{series.sql_ms:.1f} ms of one request (the rest is Python: serializers, templates); the slowest:"
+        f"    MISS {series.url}: p95 {series.p95:.1f} ms > {target:g} ms (p50 {series.p50:.1f} ms); its "
+        f"{series.queries} queries took {series.sql_ms:.1f} ms of one request (what SQL does not explain is "
+        "Python: serializers, templates, or a loaded machine); the slowest query:"
     )
     print(f"      {series.slowest_sql[:400]}")
     for line in plan[:14]:
