@@ -101,7 +101,7 @@ def main() -> int:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     total = time.perf_counter() - started
     report.begin("all")
-    report.record("duration of make bench", total, "s", target=15 * 60 if chosen == list(benches) else None)
+    report.record("duration of the run", total, "s", target=15 * 60 if chosen == list(benches) else None)
     print(f"\n{report.table()}\n\n{report.summary()}")
     path = report.write_json(
         arguments.json, meta={"database": connection.vendor, "benches": chosen, "duration_s": round(total, 1)}

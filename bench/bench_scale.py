@@ -86,7 +86,10 @@ def _p(samples: list[float], q: int) -> float:
 
 
 def _measure(client: Client, url: str, *, requests: int = REQUESTS, minimum: int = MIN_REQUESTS) -> Series:
-    """One request to count its queries (and warm up), then up to `requests` timed ones."""
+    """One request to warm up, one to count its queries and time them, then up to `requests` timed ones."""
+    response = client.get(url)
+    if response.status_code != 200:
+        return Series(url, response.status_code, [], 0, "", 0.0)
     with CaptureQueriesContext(connection) as captured:
         response = client.get(url)
     slowest = max(captured.captured_queries, key=lambda query: float(query["time"]), default={"sql": ""})
