@@ -7,6 +7,7 @@ count; the same booking done row by row with the ORM, for the ratio; the label P
 
 from __future__ import annotations
 
+import os
 import time
 from decimal import Decimal
 
@@ -21,7 +22,7 @@ from inventory.labels import Label, render_labels
 from inventory.models import BatchLot, Component, Part, StockMovement, Supplier
 from inventory.services import po_create, po_send
 
-SERIALS = 1000
+SERIALS = int(os.environ.get("BENCH_RECEIVE_SERIALS", "1000"))
 
 
 def _line(pm, tag: str):
