@@ -27,6 +27,7 @@ def main() -> int:
         bench_burnin_charts,
         bench_deployment,
         bench_handover,
+        bench_labels,
         bench_orders,
         bench_receive,
         bench_search,
@@ -35,6 +36,7 @@ def main() -> int:
     benches = {
         "orders": bench_orders,
         "receive": bench_receive,
+        "labels": bench_labels,
         "burnin_analysis": bench_burnin_analysis,
         "burnin": bench_burnin,
         "burnin_charts": bench_burnin_charts,
