@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote, unquote
@@ -248,12 +248,19 @@ def label_origin(index: int) -> tuple[int, float, float]:
     return page, x, y
 
 
-def render_labels(labels: Sequence[Label], *, title: str = "", outline: bool = False) -> bytes:
+def render_labels(
+    labels: Sequence[Label],
+    *,
+    title: str = "",
+    outline: bool = False,
+    on_page: Callable[[int], None] | None = None,
+) -> bytes:
     """Render one label per serial onto A4 sheets of 3 × 8 labels of 70 × 37 mm; returns the PDF.
 
     Labels fill each sheet row by row, left to right; there are ceil(len(labels) / 24) pages. ``title``
     goes into the PDF metadata (the author is "Werkbank"). ``outline`` draws a thin cut line around each
-    label, for printing on plain paper. Raises ValueError for an empty list.
+    label, for printing on plain paper. ``on_page`` is called with the number of labels drawn after each
+    full page (a task's progress). Raises ValueError for an empty list.
     """
     if not labels:
         raise ValueError("no labels")
@@ -270,6 +277,8 @@ def render_labels(labels: Sequence[Label], *, title: str = "", outline: bool = F
         if label_page != page:
             canvas.showPage()
             page = label_page
+            if on_page is not None:
+                on_page(index)
         _draw_label(canvas, label, x=x, y=y, outline=outline)
     canvas.showPage()
     canvas.save()
