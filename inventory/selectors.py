@@ -11,10 +11,16 @@ from inventory.labels import Label, render_component_label, render_labels
 from inventory.models import BatchLot, Component, LabelBatch
 from werkbank.errors import RuleViolation
 
+#: Labels that render in the request itself (about 0.4 s); a larger lot's sheet is a label batch, rendered
+#: by a task (`label_batch_request`), so that no request blocks for seconds.
+LABELS_IN_REQUEST_MAX = 200
+
 
 def lot_labels_pdf(*, lot: BatchLot, components: QuerySet) -> bytes:
-    """A PDF of QR labels, one per serial of the lot (of those given, already scoped to the user)."""
-    rows = components.select_related("po_line__purchase_order").order_by("serial")
+    """A PDF of QR labels, one per serial of the lot (of those given, already scoped to the user); 409 for
+    more than LABELS_IN_REQUEST_MAX."""
+    ordered = components.select_related("po_line__purchase_order").order_by("serial")
+    rows = ordered[: LABELS_IN_REQUEST_MAX + 1]  # one more than renders here: enough to refuse a larger lot
     part = f"{lot.part.manufacturer} {lot.part.name} ({lot.part.mpn})"
     labels = [
         Label(
@@ -28,6 +34,14 @@ def lot_labels_pdf(*, lot: BatchLot, components: QuerySet) -> bytes:
     ]
     if not labels:
         raise RuleViolation(f"Lot {lot.lot_code} has no components to label.", code="empty_lot")
+    if len(labels) > LABELS_IN_REQUEST_MAX:
+        raise RuleViolation(
+            f"Lot {lot.lot_code} has more than {LABELS_IN_REQUEST_MAX} serials: its labels are rendered in "
+            f'the background. POST {{"lot": {lot.pk}}} to /api/v1/inventory/label-batches/ (or use the '
+            "lots' print action in the admin) and download the PDF once it is ready.",
+            missing=["a label batch for this lot"],
+            code="too_many_labels",
+        )
     return render_labels(labels, title=f"Labels of lot {lot.lot_code} ({lot.part.mpn})")
 
 

@@ -568,8 +568,6 @@ def component_move(
 #    `werkbank.files.save_with_file` (written after the commit) and mark the batch ready with its SHA-256.
 # 4. On an error: mark the batch failed with the error and re-raise, so that the task retries.
 
-#: Labels that render in the request itself (about 0.4 s); larger sets go to a label batch.
-LABELS_IN_REQUEST_MAX = 200
 #: The most labels one batch prints (about 40 s of rendering, a 9 MB PDF); split a larger set.
 LABEL_BATCH_MAX = 20_000
 
@@ -719,7 +717,7 @@ def _batch_fail(batch_id: int, error: BaseException) -> None:
 
 
 def label_batch_generate(*, batch_id: int) -> LabelBatch | None:
-    """Render and store one label batch: the task's service, in the steps listed above.
+    """Render and store one label batch: the task's service, in the steps listed above LABEL_BATCH_MAX.
 
     Returns the ready batch, or None when there was nothing to do. Re-raises what failed, after marking the
     batch failed, so that the task retries transient errors."""

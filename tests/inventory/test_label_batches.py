@@ -215,3 +215,16 @@ def test_the_admin_action_queues_a_batch_per_lot(client, tenants, stock, django_
     assert "25 labels queued as" in response.content.decode()
     page = client.get("/admin/inventory/labelbatch/").content.decode()
     assert page.count("/pdf/") == 2
+
+
+def test_a_lot_of_more_than_200_serials_is_not_rendered_in_the_request(tenants):
+    factories.receive_stock(deliver_to=tenants.partner_p, lots={"L-201": [f"LB-{i:03d}" for i in range(201)]})
+    lot = BatchLot.objects.get(lot_code="L-201")
+
+    response = api_client(tenants.user_p).get(f"/api/v1/inventory/lots/{lot.pk}/labels/")
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "too_many_labels"
+    assert f'POST {{"lot": {lot.pk}}} to /api/v1/inventory/label-batches/' in response.json()["detail"]
+    Component.objects.filter(serial="LB-200").delete()  # 200: still rendered at once
+    assert api_client(tenants.user_p).get(f"/api/v1/inventory/lots/{lot.pk}/labels/").status_code == 200
