@@ -478,9 +478,16 @@ def _book_components(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         ids = {serial: pk for pk, serial in cursor.fetchall()}
-    # Instances as a query would load them (no per-field validation): the callers read serials and ids.
-    names, values = ["id", "serial", *fields], list(fields.values())
-    return [Component.from_db(connection.alias, names, [ids[serial], serial, *values]) for serial in serials]
+    # Instances as a query would load them (from_db takes every column, in the model's field order).
+    attnames = [field.attname for field in Component._meta.concrete_fields]
+    template = [fields.get(name) for name in attnames]
+    id_at, serial_at = attnames.index("id"), attnames.index("serial")
+    components = []
+    for serial in serials:
+        values = template.copy()
+        values[id_at], values[serial_at] = ids[serial], serial
+        components.append(Component.from_db(connection.alias, attnames, values))
+    return components
 
 
 def _row_errors(packing: PackingList) -> list[dict]:
