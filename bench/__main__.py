@@ -34,6 +34,7 @@ def main() -> int:
         bench_burnin_charts,
         bench_deployment,
         bench_handover,
+        bench_labels,
         bench_orders,
         bench_receive,
         bench_scale,
@@ -44,6 +45,7 @@ def main() -> int:
     benches = {
         "orders": bench_orders,
         "receive": bench_receive,
+        "labels": bench_labels,
         "burnin_analysis": bench_burnin_analysis,
         "burnin": bench_burnin,
         "burnin_charts": bench_burnin_charts,
