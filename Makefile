@@ -64,7 +64,7 @@ lint: venv
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 
 bench: venv
-	@source scripts/services.sh && $(PY) -m bench
+	@source scripts/services.sh && $(PY) -m bench $(BENCH_ARGS)
 
 format: venv
 	$(VENV)/bin/ruff check --fix .

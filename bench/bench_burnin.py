@@ -33,6 +33,7 @@ from django.contrib.auth.models import Group
 from django.db import connection, transaction
 from django.test import Client
 
+from bench.report import record
 from builds.models import Server
 from burnin import analysis
 from burnin.models import BurnInRun, TelemetrySample
@@ -195,6 +196,7 @@ def _parts(report: dict, server: Server) -> None:
         f"  schema check, fast telemetry rows:    {fast_s * 1000:7.0f} ms  "
         f"(the probe's validator on the whole document: {full_s * 1000:,.0f} ms, ×{full_s / fast_s:.0f})"
     )
+    record("burn-in analysis alone", analysis_s * 1000, "ms", target=500)
     print(
         f"  analysis alone:                       {analysis_s * 1000:7.0f} ms  "
         f"({len(findings)} findings; target ≤ 500 ms)"
@@ -214,6 +216,8 @@ def _parts(report: dict, server: Server) -> None:
     )
     for label, seconds in (("binary COPY (best of 3):", copy_s), ("Django bulk_create:", bulk_s)):
         print(f"  telemetry, {label:25}{seconds * 1000:7.0f} ms = {SAMPLES / seconds:9,.0f} samples/s")
+    record("telemetry COPY", SAMPLES / copy_s, "samples/s", target=200_000, better="higher")
+    record("telemetry bulk_create / COPY", bulk_s / copy_s, "×", target=8, better="higher")
     print(
         f"  ratio bulk_create / COPY: {bulk_s / copy_s:.1f} (target ≥ 8); "
         f"COPY ≥ 200,000 samples/s: {SAMPLES / copy_s >= 200_000}"
@@ -250,6 +254,7 @@ def run() -> None:
         timings.append(request_s)
         run_ = BurnInRun.objects.get(pk=response.json()["id"])
         assert run_.samples.count() == SAMPLES
+    record("burn-in upload end to end (best of 3)", min(timings) * 1000, "ms", target=3000)
     print(
         f"  upload end to end (HTTP, gzip):       {min(timings) * 1000:7.0f} ms  (best of "
         f"{', '.join(f'{t * 1000:.0f}' for t in timings)} ms; target ≤ 3,000 ms; "
@@ -265,6 +270,7 @@ def run() -> None:
     _current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss_growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
+    record("burn-in upload peak memory", peak / 2**20, "MiB", target=400 * 10**6 / 2**20)
     print(
         f"  upload peak memory (tracemalloc):     {peak / 2**20:7.0f} MiB  (target ≤ 400 MB; the process' "
         f"peak RSS grew by {rss_growth:.0f} MiB)"

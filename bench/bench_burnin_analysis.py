@@ -14,6 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
+from bench.report import record
 from burnin.analysis import analyze
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "burnin" / "seed003-report.json"
@@ -45,6 +46,12 @@ def run() -> None:
         start = time.perf_counter()
         findings = analyze(report)
         timings.append(time.perf_counter() - start)
+    record(
+        f"burn-in analysis, {HOURS} h × {GPUS} GPUs (median)",
+        statistics.median(timings) * 1000,
+        "ms",
+        target=500,
+    )
     print(
         f"burn-in analysis, {HOURS} h x {GPUS} GPUs ({samples:,} samples): median "
         f"{statistics.median(timings) * 1000:6.1f} ms, best {min(timings) * 1000:6.1f} ms, "

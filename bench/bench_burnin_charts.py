@@ -25,6 +25,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from bench.report import record
 from builds.models import Server
 from burnin.models import BurnInRun, TelemetrySample
 from burnin.selectors import telemetry_series
@@ -209,6 +210,8 @@ def run() -> None:
             pairs = zip(getattr(rolled, name), getattr(each, name), strict=True)
             assert all(abs(a - b) <= 0.0101 for a, b in pairs), (gpu, name)
     points = max(len(gpu.t_s) for gpu in series.series.values())
+    record("telemetry chart query (rollup) p95", _p(query, 95), "ms", target=100)
+    record("telemetry chart query (raw samples) p95", _p(raw_query, 95), "ms", note="the slow alternative")
     print(
         f"telemetry_series(max_points=1000), one 72 h run of {GPUS * FULL_STEPS:,} samples, as the endpoint "
         f"runs it (rollup): p50 {_p(query, 50):6.1f} ms  p95 {_p(query, 95):6.1f} ms  (target ≤ 100 ms; "
@@ -226,6 +229,7 @@ def run() -> None:
     assert client.get(url).status_code == 200
     http = _timed(lambda: client.get(url), REPEAT)
     size = len(client.get(url).content)
+    record("telemetry chart API p95", _p(http, 95), "ms", note=f"{size / 1024:.0f} KiB JSON")
     print(f"GET {url}: p50 {_p(http, 50):6.1f} ms  p95 {_p(http, 95):6.1f} ms  ({size / 1024:.0f} KiB JSON)")
     columns = ("gpu_index", "at", "temp_c", "margin_c", "power_w", "sm_mhz", "util_pct", "clock_event_mask")
     raw = _timed(lambda: list(TelemetrySample.objects.filter(run=target).values_list(*columns)), 3)

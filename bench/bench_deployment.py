@@ -23,6 +23,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from bench.report import record
 from builds.models import Server
 from deployment.models import PowerFeed, Rack, RackPlacement, Site
 from deployment.selectors import feed_loads
@@ -177,6 +178,7 @@ def _elevation(rack: Rack, pm: object) -> None:
         )
     call()
     samples = _timed(call, REPEAT)
+    record("rack elevation SVG, 28 servers p95", _p(samples, 95), "ms")
     print(
         f"elevation SVG of the full rack (28 servers), {label}: p50 {_p(samples, 50):6.1f} ms  "
         f"p95 {_p(samples, 95):6.1f} ms"
@@ -205,6 +207,7 @@ def run() -> None:
         timings[name], counts[name] = _placement_create(rack, feeds, server, pm)
     for name, held in (("N1", 1), ("N20", 20)):
         samples = timings[name]
+        record(f"placement_create into a rack of {held} p95", _p(samples, 95), "ms", target=50)
         print(
             f"placement_create into a rack holding {held:2d}: p50 {_p(samples, 50):6.1f} ms  "
             f"p95 {_p(samples, 95):6.1f} ms  ({counts[name]} queries; "
@@ -218,6 +221,7 @@ def run() -> None:
         feed_loads(rack=rack)
         loads[name] = _timed(lambda rack=rack: feed_loads(rack=rack), REPEAT)
     worst = max(feed_loads(rack=full), key=lambda load: load.load_w)
+    record("feed_loads, full rack p95", _p(loads["FULL"], 95), "ms", target=20)
     print(
         f"feed_loads of the full rack (28 servers, 4 feeds): p50 {_p(loads['FULL'], 50):6.1f} ms  "
         f"p95 {_p(loads['FULL'], 95):6.1f} ms  ({_queries(lambda: feed_loads(rack=full))} queries; "

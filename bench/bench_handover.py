@@ -27,6 +27,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import override_settings
 
+from bench.report import record
 from builds.models import Server
 from burnin.models import BurnInRun, TelemetryRollup, TelemetrySample
 from burnin.selectors import telemetry_csv, telemetry_csv_rows
@@ -116,6 +117,7 @@ def _run() -> None:
         seconds, pack = _seconds(lambda pk=pack.pk: pack_generate(pack_id=pk))
         times.append(seconds)
     assert pack is not None and pack.status == "ready"
+    record(f"handover pack task (median of {REVISIONS})", statistics.median(times), "s", target=2)
     print(
         f"pack task (pack_generate, PDF + CSV + ZIP, stored): median {statistics.median(times):.2f} s, "
         f"worst {max(times):.2f} s of {REVISIONS} (target ≤ 2 s)"
@@ -129,6 +131,7 @@ def _run() -> None:
         f"  steps: read {read_s * 1000:.0f} ms, PDF {pdf_s * 1000:.0f} ms, "
         f"telemetry CSV {csv_s * 1000:.0f} ms; the whole render {render_s * 1000:.0f} ms"
     )
+    record("handover pack PDF size", pack.pdf_size / 1e6, "MB", target=1)
     print(
         f"PDF {pack.pdf_size / 1e6:.2f} MB (target ≤ 1 MB), ZIP {pack.zip_size / 1e6:.2f} MB, "
         f"CSV {len(csv) / 1e6:.1f} MB uncompressed"
@@ -151,6 +154,7 @@ def _run() -> None:
     table_s, table = _seconds(lambda: table_pdf(rows, grid=False))
     grid_pages, table_pages = grid.count(b"/Type /Page\n"), table.count(b"/Type /Page\n")
     grid_rate, table_rate = grid_pages / grid_s, table_pages / table_s
+    record("warranty table PDF pages", grid_rate, "pages/s", target=100, better="higher")
     print(
         f"table pages: {grid_pages} pages of {TABLE_ROWS:,} rows in {grid_s:.2f} s = {grid_rate:.0f} pages/s "
         f"(target ≥ 100); as a reportlab Table of paragraphs: {table_pages} pages in {table_s:.2f} s = "

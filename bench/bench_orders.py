@@ -18,6 +18,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from bench.report import record
 from inventory.models import Part
 from orders.models import ConfigurationLine, Order, ServerConfiguration
 from orders.services import order_submit
@@ -86,6 +87,13 @@ def run() -> None:
         query_count = len(queries)  # read now: later requests reset the connection's query log
         samples = _timed(lambda url=url: client.get(url), REQUESTS)
         rows[limit] = (_p(samples, 50), _p(samples, 95), query_count)
+        record(
+            f"orders API limit={limit} offset=1000 p95",
+            rows[limit][1],
+            "ms",
+            target=50 if limit == 50 else 100,
+        )
+        record(f"orders API limit={limit} queries", query_count, "queries")
         print(
             f"orders list limit={limit:<3} ({ORDERS} orders, offset 1000): p50 {rows[limit][0]:6.1f} ms  "
             f"p95 {rows[limit][1]:6.1f} ms  queries {rows[limit][2]}"
@@ -104,4 +112,5 @@ def run() -> None:
         f"p50 {_p(transition, 50):.2f} ms  p95 {_p(transition, 95):.2f} ms"
     )
     print(f"plain status UPDATE: p50 {_p(plain, 50):.2f} ms")
+    record("order_submit p50", _p(transition, 50), "ms", note=f"plain UPDATE {_p(plain, 50):.2f} ms")
     print(f"ratio transition/plain update (p50): {_p(transition, 50) / _p(plain, 50):.1f}")

@@ -102,19 +102,19 @@ def _seven_u_layout() -> list[dict]:
 
 LAYOUTS = {
     "chassis-6u": (
-        "Custom 6U, 8 GPUs on PCIe 5.0 risers, front-to-back pressure path (seed 000)",
+        "Custom 6U, 8 GPUs on PCIe 5.0 risers, front-to-back pressure path",  # seed 000
         _dual_socket_layout(
             gpu_kind=ConnectorKind.PCIE_SLOT, pcie_gen=5, dimms_per_socket=12, nvme=4, psus=5
         ),
     ),
     "chassis-4u": (
-        "4U-E10G-GENOAX2, dual EPYC 9004, up to 8 GPUs, 24 DIMM slots (seed 001)",
+        "4U-E10G-GENOAX2, dual EPYC 9004, up to 8 GPUs, 24 DIMM slots",  # seed 001
         _dual_socket_layout(
             gpu_kind=ConnectorKind.PCIE_SLOT, pcie_gen=5, dimms_per_socket=12, nvme=4, psus=4
         ),
     ),
     "chassis-7u": (
-        "Custom 7U, two independently cooled blocks of four GPU bays (seed 003)",
+        "Custom 7U, two independently cooled blocks of four GPU bays",  # seed 003
         _seven_u_layout(),
     ),
 }
@@ -156,11 +156,29 @@ def _step_data(server: Server, kind: str) -> dict[str, Any]:
     }.get(kind, {})
 
 
-SEED_003_EVIDENCE = (
-    "Seed 003: host-to-device bandwidth per card under load: 13.9 GB/s here against 27.7 GB/s on the other "
+#: Seed 003's finding, as the workshop wrote it up.
+BLACKLIST_EVIDENCE = (
+    "Host-to-device bandwidth per card under load: 13.9 GB/s here against 27.7 GB/s on the other "
     "cards; the link trained at Gen4 x8 instead of x16. A physical-layer fault of the chassis connector, not "
     "of the card, board or riser concept: the GPU ran at x16 after the move."
 )
+
+
+#: What the workshop writes at each checklist step of a fleet server (8× RTX 5090 on PCIe 5.0).
+FLEET_STEP_NOTES = {
+    BuildStepKind.CHASSIS_PREPARATION: "Chassis inspected, risers and fan wall fitted; all fans spin up.",
+    BuildStepKind.PCIE_TOPOLOGY_CHECK: "lspci: all GPUs at Gen5 x16, four per NUMA node.",
+    BuildStepKind.CABLE_ROUTING: "12V-2x6 cables along the side channel; front-to-back airflow path clear.",
+    BuildStepKind.FIRMWARE: "BIOS, BMC and GPU VBIOS on the current release; settings per build sheet.",
+    BuildStepKind.QC_SIGNOFF: "Visual check, screws and power plugs seated, asset labels on. Signed off.",
+}
+
+#: The 7U machine's last checklist steps, after the two GPUs moved.
+SEVEN_U_STEP_NOTES = {
+    BuildStepKind.CABLE_ROUTING: "Power cables re-routed for GPU-A4 and GPU-B4; both cooling blocks closed.",
+    BuildStepKind.FIRMWARE: "BIOS and BMC on the current release; GPU-A2 and GPU-B3 left empty.",
+    BuildStepKind.QC_SIGNOFF: "Blacklisted bays GPU-A2 and GPU-B3 taped off and labelled. Signed off.",
+}
 
 
 def seed(context: DemoContext) -> None:
@@ -180,7 +198,7 @@ def seed(context: DemoContext) -> None:
 
     partner = context.organizations["Kentino Werkstatt"]
     fleet = context.orders["Vastfleet Rentals GmbH"]
-    seven_u = context.orders["Inferenzlabor Demo GmbH"]
+    seven_u = context.orders["Inferenzlabor GmbH"]
     for order in (fleet, seven_u):
         servers_create_for_order(order=order, actor=pm)  # adds the connectors the layouts now define
         for server in order.servers.filter(partner__isnull=True):
@@ -223,7 +241,7 @@ def _names(server: Server, kind: str) -> list[str]:
 def _build(
     server: Server, pm: Any, *, gpu_lot_index: int, steps: list, assembled: bool, gpus_only: bool = False
 ) -> None:
-    server_start_assembly(server=server, actor=pm, note="Demo walk-through")
+    server_start_assembly(server=server, actor=pm, note="Parts received and checked; assembly started")
     quantities = {
         line.part.category: line.quantity for line in server.order.configuration.lines.select_related("part")
     }
@@ -245,7 +263,7 @@ def _build(
             server=server,
             actor=pm,
             kind=kind,
-            notes=f"{BuildStepKind(kind).label}: done (demo)",
+            notes=FLEET_STEP_NOTES[kind],
             data=_step_data(server, kind),
         )
     if assembled:
@@ -253,7 +271,7 @@ def _build(
 
 
 def _build_seven_u(server: Server, pm: Any) -> None:
-    server_start_assembly(server=server, actor=pm, note="Kentino Werkstatt, Prague, August 2026 (seed 003)")
+    server_start_assembly(server=server, actor=pm, note="Kentino Werkstatt, Prague, August 2026")
     for category, kind in (
         (PartCategory.CHASSIS, ConnectorKind.CHASSIS),
         (PartCategory.CPU, ConnectorKind.CPU_SOCKET),
@@ -289,7 +307,7 @@ def _build_seven_u(server: Server, pm: Any) -> None:
             connector=Connector.objects.get(server=server, name=faulty),
             actor=pm,
             reason="intermittent link training at x8",
-            evidence=SEED_003_EVIDENCE,
+            evidence=BLACKLIST_EVIDENCE,
             measurements={"h2d_gbps": 13.9, "expected_gbps": 27.7, "link": "Gen4 x8"},
             target_connector_name=target,
         )
@@ -311,7 +329,7 @@ def _build_seven_u(server: Server, pm: Any) -> None:
             server=server,
             actor=pm,
             kind=kind,
-            notes=f"{BuildStepKind(kind).label}: done",
+            notes=SEVEN_U_STEP_NOTES[kind],
             data=_step_data(server, kind),
         )
-    server_mark_assembled(server=server, actor=pm, note="Seed 003 build complete")
+    server_mark_assembled(server=server, actor=pm, note="Build complete; all six GPUs at Gen4 x16")

@@ -1,5 +1,7 @@
 """Server-side SVG charts of a burn-in run's telemetry: no JavaScript, printable, testable as text.
 
+Their words go through gettext: the burn-in page and the portal show them in the reader's language.
+
 Three charts share one time axis: temperature with the slowdown point, power with the power limit, and the
 SM clock. One line per GPU, told apart by colour AND dash pattern AND a label in the legend (never colour
 alone); throttle periods (HW slowdown, thermal slowdown, power brake) are shaded with a hatch on every chart.
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 from django.utils.html import escape
+from django.utils.translation import gettext as _
 
 from burnin.selectors import Telemetry
 
@@ -49,7 +52,11 @@ class Span:
     def describe(self) -> str:
         """'GPU 0, GPU 3 from 12 h 30 min to 12 h 34 min 20 s' (the page lists the spans in words too)."""
         gpus = ", ".join(f"GPU {i}" for i in self.gpus)
-        return f"{gpus} from {elapsed(self.start_s)} to {elapsed(self.end_s)}"
+        return _("%(gpus)s from %(start)s to %(end)s") % {
+            "gpus": gpus,
+            "start": elapsed(self.start_s),
+            "end": elapsed(self.end_s),
+        }
 
 
 def elapsed(t_s: float) -> str:
@@ -96,10 +103,14 @@ def slowdown_guides(telemetry: Telemetry) -> list[Guide]:
         if slowdown is not None:
             points.setdefault(round(slowdown), []).append(index)
     if len(points) == 1:
-        [(value, _)] = points.items()
-        return [Guide(value, f"slowdown {value:.0f} °C")]
+        [(value, _gpus)] = points.items()
+        return [Guide(value, _("slowdown %(value)s °C") % {"value": f"{value:.0f}"})]
     return [
-        Guide(value, f"slowdown {value:.0f} °C (GPU {', '.join(map(str, gpus))})")
+        Guide(
+            value,
+            _("slowdown %(value)s °C (GPU %(gpus)s)")
+            % {"value": f"{value:.0f}", "gpus": ", ".join(map(str, gpus))},
+        )
         for value, gpus in sorted(points.items())
     ]
 
@@ -110,10 +121,14 @@ def power_guides(power_limits_w: dict[int, float]) -> list[Guide]:
     for index, limit in sorted(power_limits_w.items()):
         limits.setdefault(round(limit), []).append(index)
     if len(limits) == 1:
-        [(value, _)] = limits.items()
-        return [Guide(value, f"limit {value:.0f} W")]
+        [(value, _gpus)] = limits.items()
+        return [Guide(value, _("limit %(value)s W") % {"value": f"{value:.0f}"})]
     return [
-        Guide(value, f"limit {value:.0f} W (GPU {', '.join(map(str, gpus))})")
+        Guide(
+            value,
+            _("limit %(value)s W (GPU %(gpus)s)")
+            % {"value": f"{value:.0f}", "gpus": ", ".join(map(str, gpus))},
+        )
         for value, gpus in sorted(limits.items())
     ]
 
@@ -122,9 +137,9 @@ def temperature_svg(telemetry: Telemetry) -> str:
     return telemetry_chart_svg(
         telemetry,
         field="temp_c",
-        title="GPU temperature",
+        title=_("GPU temperature"),
         unit="°C",
-        axis="temperature (°C)",
+        axis=_("temperature (°C)"),
         guides=slowdown_guides(telemetry),
         css="temperature-chart",
     )
@@ -134,9 +149,9 @@ def power_svg(telemetry: Telemetry, *, power_limits_w: dict[int, float] | None =
     return telemetry_chart_svg(
         telemetry,
         field="power_w",
-        title="GPU power",
+        title=_("GPU power"),
         unit="W",
-        axis="power (W)",
+        axis=_("power (W)"),
         guides=power_guides(power_limits_w or {}),
         css="power-chart",
         floor=0.0,
@@ -145,7 +160,12 @@ def power_svg(telemetry: Telemetry, *, power_limits_w: dict[int, float] | None =
 
 def clock_svg(telemetry: Telemetry) -> str:
     return telemetry_chart_svg(
-        telemetry, field="sm_mhz", title="SM clock", unit="MHz", axis="SM clock (MHz)", css="clock-chart"
+        telemetry,
+        field="sm_mhz",
+        title=_("SM clock"),
+        unit="MHz",
+        axis=_("SM clock (MHz)"),
+        css="clock-chart",
     )
 
 
@@ -240,7 +260,10 @@ def telemetry_chart_svg(
         return TOP + plot_h * (high - value) / (high - low)
 
     hatch = f"{escape(css)}-hatch"
-    label = escape(f"{title} of {len(series)} GPUs over {span_s / 3600:.1f} h, in {unit}")
+    label = escape(
+        _("%(title)s of %(count)s GPUs over %(hours)s h, in %(unit)s")
+        % {"title": title, "count": len(series), "hours": f"{span_s / 3600:.1f}", "unit": unit}
+    )
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
         f'height="{HEIGHT}" role="img" aria-label="{label}" class="telemetry-chart {escape(css)}">',
@@ -278,11 +301,12 @@ def telemetry_chart_svg(
         t += t_step
     # In the site's time zone, as the page around the chart gives its times.
     started = timezone.localtime(telemetry.started_at).strftime("%Y-%m-%d %H:%M %Z")
+    time_axis = _("time since start (%(started)s)") % {"started": started}
     parts.append(
         f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{TOP + plot_h}" y2="{TOP + plot_h}" stroke="#333"/>'
         f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + plot_h}" stroke="#333"/>'
         f'<text x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 6}" text-anchor="middle" font-size="12">'
-        f"time since start ({escape(started)})</text>"
+        f"{escape(time_axis)}</text>"
         f'<text x="14" y="{TOP + plot_h / 2:.0f}" font-size="12" text-anchor="middle" '
         f'transform="rotate(-90 14 {TOP + plot_h / 2:.0f})">{escape(axis)}</text>'
     )
@@ -333,11 +357,13 @@ def _legend(drawn: dict[int, bool], *, hatch: str) -> str:
                 f'<text x="{x + 30}" y="36">GPU {index}</text>'
             )
         else:
-            parts.append(f'<text x="{x}" y="36" fill="#57606a">GPU {index}: no data</text>')
+            no_data = _("GPU %(index)s: no data") % {"index": index}
+            parts.append(f'<text x="{x}" y="36" fill="#57606a">{escape(no_data)}</text>')
         x += 76
+    throttled = _("throttled")  # outside the f-string, where makemessages finds it
     parts.append(
         f'<rect x="{x}" y="26" width="14" height="12" fill="url(#{hatch})" stroke="#cf222e"/>'
-        f'<text x="{x + 18}" y="36">throttled</text>'
+        f'<text x="{x + 18}" y="36">{escape(throttled)}</text>'
     )
     parts.append("</g>")
     return "".join(parts)

@@ -50,7 +50,7 @@ RTX_5090 = {
 
 def seed(context: DemoContext) -> None:
     pm = context.pm
-    seven_u = context.orders["Inferenzlabor Demo GmbH"].servers.order_by("sequence").first()
+    seven_u = context.orders["Inferenzlabor GmbH"].servers.order_by("sequence").first()
     fleet = context.orders["Vastfleet Rentals GmbH"].servers.order_by("sequence").first()
     base = json.loads(SEED_003_REPORT.read_text())
     for server, report, passes in (

@@ -1,18 +1,19 @@
 """Choices of the deployment app: site kinds, rack faces, feed legs, platforms and their verification."""
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from builds.choices import ServerStatus
 
 
 class SiteKind(models.TextChoices):
-    COLOCATION = "colocation", "Colocation"
-    CUSTOMER_ROOM = "customer_room", "Customer's own room"
+    COLOCATION = "colocation", _("Colocation")
+    CUSTOMER_ROOM = "customer_room", _("Customer's own room")
 
 
 class RackFace(models.TextChoices):
-    FRONT = "front", "Front"
-    REAR = "rear", "Rear"
+    FRONT = "front", _("Front")
+    REAR = "rear", _("Rear")
 
 
 class FeedLeg(models.TextChoices):
@@ -23,15 +24,15 @@ class FeedLeg(models.TextChoices):
 
 
 class Platform(models.TextChoices):
-    NONE = "none", "None (not listed)"
-    VAST_AI = "vast_ai", "Vast.ai"
-    OTHER = "other", "Other platform"
+    NONE = "none", _("None (not listed)")
+    VAST_AI = "vast_ai", _("Vast.ai")
+    OTHER = "other", _("Other platform")
 
 
 class Verification(models.TextChoices):
-    UNVERIFIED = "unverified", "Unverified"
-    VERIFIED = "verified", "Verified"
-    DEVERIFIED = "deverified", "Deverified"
+    UNVERIFIED = "unverified", _("Unverified")
+    VERIFIED = "verified", _("Verified")
+    DEVERIFIED = "deverified", _("Deverified")
 
 
 #: Server statuses in which a placement may be recorded or removed: up to and including burn-in passed. Once

@@ -13,7 +13,7 @@
   BMC MAC 3c:ec:ef:4b:07:11 in Supermicro's OUI), BMC credentials (user ADMIN, a password generated at seed
   time with `secrets.token_urlsafe`, stored only encrypted; no password is written here), is deployed, and is
   listed on Vast.ai as machine 41873: first listed unverified, then verified with a reliability of 0.9962.
-- The 7U machine of Inferenzlabor Demo GmbH (seed 003) stands in the customer's own server room in Prague
+- The 7U machine of Inferenzlabor GmbH (seed 003) stands in the customer's own server room in Prague
   (its seed report's hostname is gpu7u-prg-01; the workshop that built it is in Prague too), in a 24U rack
   PRG-R01 at U1–U7 on ONE feed of 16 A / 230 V single phase: 3,680 W rated, 2,944 W continuous. Seed 003
   measured ~2.9 kW at the socket under full load, recorded as measured_wall_w = 2900: 78.8 % of the rating
@@ -51,10 +51,10 @@ COLOCATION = {
     "country": "BG",
 }
 CUSTOMER_ROOM = {
-    "name": "Inferenzlabor Prague server room",
+    "name": "Serverraum Inferenzlabor Prag",
     "kind": SiteKind.CUSTOMER_ROOM,
-    "operator": "Inferenzlabor Demo GmbH, facility team",
-    "address": "Inferenzlabor Demo GmbH, Karolinská 650/1, 186 00 Praha 8 – Karlín, Czech Republic",
+    "operator": "Inferenzlabor GmbH, Haustechnik",
+    "address": "Inferenzlabor GmbH, Karolinská 650/1, 186 00 Praha 8 – Karlín, Tschechien",
     "country": "CZ",
 }
 
@@ -92,8 +92,8 @@ def seed(context: DemoContext) -> None:
     if fleet:
         _go_live(context, fleet[0])
 
-    seven_u = context.orders["Inferenzlabor Demo GmbH"].servers.order_by("sequence").first()
-    room = _site(context, customer=context.organizations["Inferenzlabor Demo GmbH"], **CUSTOMER_ROOM)
+    seven_u = context.orders["Inferenzlabor GmbH"].servers.order_by("sequence").first()
+    room = _site(context, customer=context.organizations["Inferenzlabor GmbH"], **CUSTOMER_ROOM)
     rack = _rack(context, room, SEVEN_U_RACK, height_u=24, feeds=[SEVEN_U_FEED])
     if seven_u is not None:
         _place(

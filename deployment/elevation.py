@@ -16,6 +16,8 @@ from typing import Any
 
 from django.urls import reverse
 from django.utils.html import escape
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from deployment.models import Rack
 from deployment.selectors import ElevationSlot, FeedLoad, elevation_slots, feed_loads
@@ -58,10 +60,13 @@ def _shorten(text: str, limit: int) -> str:
 
 def feed_caption(load: FeedLoad) -> str:
     """E.g. "A1 · 2,900 W of 2,944 W continuous (98.5 %) · 3,680 W rated"."""
-    return (
-        f"{load.feed.name} · {load.load_w:,.0f} W of {load.limit_w:,.0f} W continuous "
-        f"({load.percent_of_limit:.1f} %) · {load.rated_w:,} W rated"
-    )
+    return _("%(feed)s · %(load)s W of %(limit)s W continuous (%(percent)s %%) · %(rated)s W rated") % {
+        "feed": load.feed.name,
+        "load": f"{load.load_w:,.0f}",
+        "limit": f"{load.limit_w:,.0f}",
+        "percent": f"{load.percent_of_limit:.1f}",
+        "rated": f"{load.rated_w:,}",
+    }
 
 
 def _slot_svg(slot: ElevationSlot, *, x: float, y_of: Any, hatch: str) -> str:
@@ -69,13 +74,15 @@ def _slot_svg(slot: ElevationSlot, *, x: float, y_of: Any, hatch: str) -> str:
     height = bottom - top
     span = f"U{slot.lowest_u}" if slot.height_u == 1 else f"U{slot.lowest_u}–U{slot.top_u}"
     if not slot.visible:
+        # Outside the f-strings, where makemessages finds them.
+        occupied_title, occupied = _("Occupied (%(span)s)") % {"span": span}, _("occupied")
         return (
             f'<g class="slot slot-occupied" data-lowest-u="{slot.lowest_u}" data-top-u="{slot.top_u}">'
-            f"<title>Occupied ({_e(span)})</title>"
+            f"<title>{_e(occupied_title)}</title>"
             f'<rect x="{x + 1}" y="{top + 1}" width="{RACK_W - 2}" height="{height - 2}" rx="3" '
             f'fill="url(#{hatch})" stroke="#6e7781" stroke-width="1.5"/>'
             f'<text x="{x + RACK_W / 2}" y="{top + height / 2 + 4}" text-anchor="middle" font-size="12" '
-            f'fill="#57606a" font-style="italic">occupied</text></g>'
+            f'fill="#57606a" font-style="italic">{_e(occupied)}</text></g>'
         )
     fill, stroke = STATUS_COLOURS.get(slot.status, DEFAULT_COLOURS)
     one_u = slot.height_u == 1
@@ -95,11 +102,12 @@ def _slot_svg(slot: ElevationSlot, *, x: float, y_of: Any, hatch: str) -> str:
             f"{_e(slot.status_label)} · {_e(span)}</text>"
         )
     url = reverse("deployment:server", args=[slot.server_id])
+    asset_tag = _("asset tag %(tag)s") % {"tag": slot.asset_tag}
     return (
         f'<a class="slot slot-server" href="{_e(url)}" data-server="{slot.server_id}" '
         f'data-status="{_e(slot.status)}" '
         f'data-lowest-u="{slot.lowest_u}" data-top-u="{slot.top_u}">'
-        f"<title>{_e(slot.hostname)} · {_e(slot.status_label)} · asset tag {_e(slot.asset_tag)} · "
+        f"<title>{_e(slot.hostname)} · {_e(slot.status_label)} · {_e(asset_tag)} · "
         f"{_e(span)}</title>"
         f'<rect x="{x + 1}" y="{top + 1}" width="{RACK_W - 2}" height="{height - 2}" rx="3" fill="{fill}" '
         f'stroke="{stroke}" stroke-width="1.5"/>'
@@ -113,13 +121,25 @@ def _feed_svg(load: FeedLoad, *, y: float) -> str:
     scale_w = max(load.rated_w, load.load_w) or 1
     filled = min(load.load_w, scale_w) / scale_w * width
     limit_x = x + load.limit_w / scale_w * width
+    # `word` names the CSS class; `label` and `state` are what the reader sees.
     if not load.ok:
-        colour, word, state = OVER_FILL, "over", "OVER the continuous limit"
+        colour, word, label, state = OVER_FILL, "over", _("over"), _("OVER the continuous limit")
     elif load.percent_of_limit >= NEAR_LIMIT_PERCENT:
-        colour, word, state = NEAR_FILL, "near", "near the continuous limit"
+        colour, word, label, state = NEAR_FILL, "near", _("near"), _("near the continuous limit")
     else:
-        colour, word, state = OK_FILL, "ok", "within the continuous limit"
+        colour, word, label, state = OK_FILL, "ok", _("ok"), _("within the continuous limit")
     feed = load.feed
+    circuit = ngettext(
+        "Leg %(leg)s · %(volts)s V × %(amps)s A × %(phases)s phase · %(state)s",
+        "Leg %(leg)s · %(volts)s V × %(amps)s A × %(phases)s phases · %(state)s",
+        feed.phases,
+    ) % {
+        "leg": feed.leg,
+        "volts": feed.voltage_v,
+        "amps": feed.current_a,
+        "phases": feed.phases,
+        "state": state,
+    }
     return (
         f'<g class="feed feed-{word}" data-feed="{_e(feed.name)}" '
         f'data-load-w="{load.load_w:.0f}" data-limit-w="{load.limit_w:.0f}" data-rated-w="{load.rated_w}">'
@@ -132,9 +152,8 @@ def _feed_svg(load: FeedLoad, *, y: float) -> str:
         f'stroke="{LIMIT_STROKE}" stroke-width="2"/>'
         f'<text x="{PAD}" y="{y + 28}" font-size="10" fill="#57606a">{_e(feed.leg)}</text>'
         f'<text x="{x + width + 4}" y="{y + 28}" font-size="10" fill="{colour}">'
-        f"{word}</text>"
-        f'<text x="{x}" y="{y + 42}" font-size="9" fill="#57606a">Leg {_e(feed.leg)} · {feed.voltage_v} V × '
-        f"{feed.current_a} A × {feed.phases} phase{'s' if feed.phases > 1 else ''} · {state}</text></g>"
+        f"{_e(label)}</text>"
+        f'<text x="{x}" y="{y + 42}" font-size="9" fill="#57606a">{_e(circuit)}</text></g>'
     )
 
 
@@ -162,16 +181,20 @@ def rack_elevation_svg(
         return rack_top + RAIL + (rack.height_u - u) * U_H
 
     used = {u for slot in slots for u in range(slot.lowest_u, slot.top_u + 1)}
+    title = _("Rack %(rack)s (%(height)sU), front") % {"rack": rack.name, "height": rack.height_u}
+    heading = _("%(rack)s · front") % {"rack": rack.name}
+    feeds_title = _("Power feeds · | marks the continuous limit")
+    no_feeds = _("This rack has no power feeds recorded.")
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="rack-elevation" data-rack="{rack.pk}" '
         f'width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-labelledby="rack-{rack.pk}-title" font-family="system-ui, sans-serif">',
-        f'<title id="rack-{rack.pk}-title">Rack {_e(rack.name)} ({rack.height_u}U), front</title>',
+        f'<title id="rack-{rack.pk}-title">{_e(title)}</title>',
         f'<defs><pattern id="{hatch}" width="8" height="8" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><rect width="8" height="8" fill="#eaeef2"/>'
         '<rect width="3" height="8" fill="#afb8c1"/></pattern></defs>',
         f'<text x="{WIDTH / 2}" y="{PAD + 14}" text-anchor="middle" font-size="14" font-weight="700" '
-        f'fill="#1f2328">{_e(rack.name)} · front</text>',
+        f'fill="#1f2328">{_e(heading)}</text>',
         f'<rect class="frame" x="{PAD + NUMBERS_W}" y="{rack_top}" width="{RACK_W + RAIL * 2}" '
         f'height="{rack_h + RAIL * 2}" rx="4" fill="#424a53"/>',
     ]
@@ -190,12 +213,12 @@ def rack_elevation_svg(
     parts += [_slot_svg(slot, x=slots_x, y_of=y_of, hatch=hatch) for slot in slots]
     parts.append(
         f'<text x="{PAD}" y="{feeds_top + 14}" font-size="12" font-weight="700" fill="#1f2328">'
-        "Power feeds · | marks the continuous limit</text>"
+        f"{_e(feeds_title)}</text>"
     )
     if not loads:
         parts.append(
             f'<text x="{PAD}" y="{feeds_top + FEED_TITLE_H + 14}" font-size="11" fill="#57606a">'
-            "This rack has no power feeds recorded.</text>"
+            f"{_e(no_feeds)}</text>"
         )
     for index, load in enumerate(loads):
         parts.append(_feed_svg(load, y=feeds_top + FEED_TITLE_H + index * FEED_ROW_H))

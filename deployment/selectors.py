@@ -25,6 +25,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import F, Q, Sum
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from builds.choices import ServerStatus
 from builds.models import Server
@@ -34,9 +35,9 @@ from inventory.choices import PartCategory
 from orders.models import ConfigurationLine
 
 SOURCE_LABELS = {
-    "measured": "measured at the outlet",
-    "burn_in": "burn-in GPU power + host overhead",
-    "budget": "configuration budget (TDP)",
+    "measured": gettext_lazy("measured at the outlet"),
+    "burn_in": gettext_lazy("burn-in GPU power + host overhead"),
+    "budget": gettext_lazy("configuration budget (TDP)"),
 }
 
 
@@ -51,7 +52,7 @@ class ServerPower:
 
     @property
     def source_label(self) -> str:
-        return SOURCE_LABELS[self.source]
+        return str(SOURCE_LABELS[self.source])
 
 
 @dataclass
@@ -90,15 +91,37 @@ class FeedLoad:
         return self.load_w <= self.limit_w
 
     def sentence(self) -> str:
+        """The feed's load in words, in the active language (the API's is always English)."""
+        values = {
+            "feed": self.feed.name,
+            "volts": self.feed.voltage_v,
+            "amps": self.feed.current_a,
+            "phases": self.feed.phases,
+            "load": f"{self.load_w:,.0f}",
+            "limit": f"{self.limit_w:,.0f}",
+            "factor": f"{settings.WERKBANK_CIRCUIT_CONTINUOUS_FACTOR:g}",
+            "rated": f"{self.rated_w:,}",
+            "percent": f"{self.percent_of_limit:.1f}",
+            "over": f"{-self.margin_w:,.0f}",
+        }
+        if self.ok:
+            return (
+                gettext(
+                    "Feed %(feed)s carries %(load)s W of its %(limit)s W continuous limit (%(percent)s %%)."
+                )
+                % values
+            )
         return (
-            f"Feed {self.feed.name} ({self.feed.voltage_v} V × {self.feed.current_a} A × {self.feed.phases} "
-            f"phase{'s' if self.feed.phases > 1 else ''}) would carry {self.load_w:,.0f} W against its "
-            f"continuous limit of {self.limit_w:,.0f} W ({settings.WERKBANK_CIRCUIT_CONTINUOUS_FACTOR:g} × "
-            f"{self.rated_w:,} W): {self.percent_of_limit:.1f} % of the limit, "
-            f"{-self.margin_w:,.0f} W over."
-            if not self.ok
-            else f"Feed {self.feed.name} carries {self.load_w:,.0f} W of its {self.limit_w:,.0f} W "
-            f"continuous limit ({self.percent_of_limit:.1f} %)."
+            ngettext(
+                "Feed %(feed)s (%(volts)s V × %(amps)s A × %(phases)s phase) would carry %(load)s W against "
+                "its continuous limit of %(limit)s W (%(factor)s × %(rated)s W): %(percent)s %% of the "
+                "limit, %(over)s W over.",
+                "Feed %(feed)s (%(volts)s V × %(amps)s A × %(phases)s phases) would carry %(load)s W against "
+                "its continuous limit of %(limit)s W (%(factor)s × %(rated)s W): %(percent)s %% of the "
+                "limit, %(over)s W over.",
+                self.feed.phases,
+            )
+            % values
         )
 
 

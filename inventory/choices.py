@@ -67,3 +67,22 @@ COMPONENT_TRANSITIONS: dict[str, frozenset[str]] = {
     ComponentStatus.SCRAPPED: frozenset(),
     ComponentStatus.SHIPPED: frozenset({ComponentStatus.FAILED}),
 }
+
+
+class LabelBatchStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+#: A batch is claimed by one task run at a time; a failed or interrupted run is claimed again (the broker's
+#: redelivery or a retry); a ready batch is final.
+LABEL_BATCH_TRANSITIONS: dict[str, frozenset[str]] = {
+    LabelBatchStatus.QUEUED: frozenset({LabelBatchStatus.RUNNING}),
+    LabelBatchStatus.RUNNING: frozenset(
+        {LabelBatchStatus.RUNNING, LabelBatchStatus.READY, LabelBatchStatus.FAILED}
+    ),
+    LabelBatchStatus.FAILED: frozenset({LabelBatchStatus.RUNNING}),
+    LabelBatchStatus.READY: frozenset(),
+}

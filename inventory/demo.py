@@ -1,7 +1,8 @@
 """Demo data of the inventory: EU suppliers and the parts of the seeds' three configurations.
 
-Where a seed is silent, the part's name says "assumed". Suppliers, list prices and lots are invented for
-the demo; the seeds only say "EU-Bezug, gleiche Fertigungslose".
+Where a seed is silent, a comment at the part says what we chose and why; part names stay what a catalogue
+would print. Suppliers, list prices and lots are invented for the demo; the seeds only say "EU-Bezug, gleiche
+Fertigungslose".
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ PARTS: dict[str, dict[str, Any]] = {
         category=PartCategory.CPU,
         manufacturer="AMD",
         mpn="100-000000790",
-        name="EPYC 9554 64C/128T (assumed: seed 001 names the EPYC 9004 series only)",
+        # Seed 001 names the EPYC 9004 series only; the 9554 is our pick for the 4U-E10G-GENOAX2.
+        name="EPYC 9554 64C/128T",
         tdp_w=360,
         specs={"cores": 64, "threads": 128},
     ),
@@ -88,7 +90,8 @@ PARTS: dict[str, dict[str, Any]] = {
         category=PartCategory.MEMORY,
         manufacturer="Samsung",
         mpn="M321R4GA3BB6-CQK",
-        name="32 GB DDR5-4800 ECC RDIMM (assumed: 24 slots × 32 GB = 768 GB ≥ VRAM)",
+        # The seeds give no DIMM size for the 4U machine: 24 slots × 32 GB = 768 GB, at least its VRAM.
+        name="32 GB DDR5-4800 ECC RDIMM",
         tdp_w=8,
         specs={"capacity_gb": 32},
     ),

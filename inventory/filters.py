@@ -5,10 +5,11 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Q, QuerySet
 
-from inventory.choices import ComponentStatus, PurchaseOrderStatus
+from inventory.choices import ComponentStatus, LabelBatchStatus, PurchaseOrderStatus
 from inventory.models import (
     BatchLot,
     Component,
+    LabelBatch,
     Part,
     PurchaseOrder,
     PurchaseOrderLine,
@@ -117,3 +118,14 @@ class StockMovementFilter(django_filters.FilterSet):
     class Meta:
         model = StockMovement
         fields = ["component", "to_status"]
+
+
+class LabelBatchFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=LabelBatchStatus.choices)
+    lot = django_filters.ModelChoiceFilter(queryset=visible_choices(BatchLot))
+    purchase_order = django_filters.ModelChoiceFilter(queryset=visible_choices(PurchaseOrder))
+    q = django_filters.CharFilter(field_name="title", lookup_expr="icontains", label="Search the title")
+
+    class Meta:
+        model = LabelBatch
+        fields = ["status", "lot", "purchase_order"]

@@ -13,7 +13,7 @@ from django.db import models
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce, Upper
 
-from inventory.choices import ComponentStatus, PartCategory, PurchaseOrderStatus
+from inventory.choices import ComponentStatus, LabelBatchStatus, PartCategory, PurchaseOrderStatus
 from inventory.eu import is_eu
 from inventory.serials import normalize_serial
 from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
@@ -402,3 +402,80 @@ class StockMovement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.component}: {self.from_status or '—'} → {self.to_status}"
+
+
+class LabelBatchQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any, purpose: Purpose) -> LabelBatchQuerySet:
+        # A batch prints the serials its requester could see when asking: it is theirs alone (and the PMs').
+        return self.filter(requested_by=user)
+
+
+def label_batch_upload_to(batch: LabelBatch, filename: str) -> str:
+    return f"labels/{batch.created_at:%Y/%m}/{filename}"
+
+
+class LabelBatch(models.Model):
+    """A large set of serial labels (A4 sheets, inventory/labels.py) rendered by a Celery task.
+
+    What it prints is fixed when it is asked for: the ids of the components its requester could see then,
+    of one lot, one purchase order or a list (`component_ids`, in print order). The task renders them into
+    one PDF, stored through `werkbank.files.save_with_file` with its SHA-256.
+    """
+
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Who asked for the labels; they (and PMs) see the batch and download its PDF.",
+    )  # fmt: skip
+    lot = models.ForeignKey(BatchLot, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    purchase_order = models.ForeignKey(
+        PurchaseOrder, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    title = models.CharField(max_length=200, help_text="What is printed, e.g. “Labels of lot L-2291”.")
+    component_ids = models.JSONField(default=list, help_text="The components to label, in print order.")
+    count = models.PositiveIntegerField()
+    status = models.CharField(
+        max_length=16, choices=LabelBatchStatus.choices, default=LabelBatchStatus.QUEUED
+    )
+    progress = models.PositiveSmallIntegerField(default=0, help_text="0–100 %")
+    error = models.TextField(blank=True, help_text="Why the last attempt failed.")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    pdf = models.FileField(upload_to=label_batch_upload_to, blank=True, max_length=255)
+    pdf_sha256 = models.CharField(max_length=64, blank=True)
+    pdf_size = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LabelBatchQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["requested_by", "-created_at"], name="labelbatch_requester_time")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=LabelBatchStatus.values),
+                name="%(app_label)s_%(class)s_status_valid",
+                violation_error_message="Unknown label batch status.",
+            ),
+            models.CheckConstraint(
+                condition=Q(progress__gte=0, progress__lte=100),
+                name="%(app_label)s_%(class)s_progress_range",
+                violation_error_message="Progress is 0–100 %.",
+            ),
+            models.CheckConstraint(
+                condition=Q(count__gte=1),
+                name="%(app_label)s_%(class)s_not_empty",
+                violation_error_message="A label batch prints at least one label.",
+            ),
+            models.CheckConstraint(
+                # A repeated task finds the batch ready and leaves it: a ready batch has exactly its one file.
+                condition=~Q(status=LabelBatchStatus.READY)
+                | (~Q(pdf="") & Q(pdf_sha256__regex=r"^[0-9a-f]{64}$", progress=100)),
+                name="%(app_label)s_%(class)s_ready_has_file",
+                violation_error_message="A ready label batch has its PDF with its SHA-256.",
+            ),
+        ]
+        verbose_name_plural = "label batches"
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.count})"

@@ -1,22 +1,26 @@
-"""Inventory services: the part catalogue."""
+"""Inventory services: the part catalogue, purchase orders, receiving, components and label batches."""
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, QuerySet, Sum
 from django.utils import timezone
 
 from inventory.choices import (
     COMPONENT_TRANSITIONS,
+    LABEL_BATCH_TRANSITIONS,
     PO_TRANSITIONS,
     RECEIVABLE,
     ComponentStatus,
+    LabelBatchStatus,
     PartCategory,
     PurchaseOrderStatus,
 )
@@ -24,6 +28,7 @@ from inventory.eu import normalize_country
 from inventory.models import (
     BatchLot,
     Component,
+    LabelBatch,
     Part,
     PurchaseOrder,
     PurchaseOrderLine,
@@ -31,13 +36,18 @@ from inventory.models import (
     Supplier,
 )
 from inventory.packing import PackingList, check_against_line
+from inventory.selectors import label_batch_pdf
 from inventory.serials import normalize_serial
 from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.files import save_with_file
 from werkbank.models import Organization
 from werkbank.services import next_reference
+from werkbank.tasks import enqueue_on_commit
 from werkbank.transitions import record_transition, require_transition
+
+logger = logging.getLogger(__name__)
 
 PART_FIELDS = (
     "category",
@@ -382,33 +392,13 @@ def po_line_receive(
             code="lot_mismatch",
         )
     location = warehouse_location(po.deliver_to)
-    components = Component.objects.bulk_create(
-        [
-            Component(
-                part=part,
-                manufacturer=part.manufacturer,
-                serial=row.serial,
-                lot=lot,
-                po_line=locked,
-                status=ComponentStatus.IN_STOCK,
-                location=location,
-                holder=po.deliver_to,
-            )
-            for row in packing.rows
-        ]
-    )
-    reason = f"Received on {po.number}, lot {lot_code}"
-    StockMovement.objects.bulk_create(
-        [
-            StockMovement(
-                component=component,
-                actor=user_or_none(actor),
-                to_status=ComponentStatus.IN_STOCK,
-                to_location=location,
-                reason=reason,
-            )
-            for component in components
-        ]
+    components = _book_components(
+        line=locked,
+        lot=lot,
+        serials=[row.serial for row in packing.rows],
+        location=location,
+        actor=user_or_none(actor),
+        reason=f"Received on {po.number}, lot {lot_code}",
     )
     PurchaseOrderLine.objects.filter(pk=locked.pk).update(quantity_received=F("quantity_received") + count)
     locked.quantity_received += count
@@ -427,6 +417,80 @@ def po_line_receive(
         },
     )
     return Receipt(line=locked, lot=lot, lot_created=lot_created, components=components)
+
+
+def _book_components(
+    *, line: PurchaseOrderLine, lot: BatchLot, serials: list[str], location: str, actor: Any, reason: str
+) -> list[Component]:
+    """Insert one in-stock component per serial and its ledger row; the components, in `serials` order.
+
+    On PostgreSQL one statement does both: the serials go in as one array parameter (`unnest`) and the
+    ledger rows are inserted from the components' RETURNING, so neither Django's per-row model instances
+    nor its per-value SQL parameters are built (10,000 serials through the API: 2.9 s before, 1.0–1.3 s
+    after, in bench/bench_receive.py on a loaded 2-core machine). Elsewhere (the SQLite demo) two
+    bulk_creates do the same.
+    """
+    part, holder, now = line.part, line.purchase_order.deliver_to, timezone.now()
+    fields = {
+        "part_id": part.pk,
+        "manufacturer": part.manufacturer,
+        "lot_id": lot.pk,
+        "po_line_id": line.pk,
+        "status": ComponentStatus.IN_STOCK,
+        "location": location,
+        "holder_id": holder.pk if holder is not None else None,
+        "received_at": now,
+    }
+    if connection.vendor != "postgresql":
+        components = Component.objects.bulk_create([Component(serial=serial, **fields) for serial in serials])
+        StockMovement.objects.bulk_create(
+            [
+                StockMovement(
+                    component=component,
+                    actor=actor,
+                    to_status=ComponentStatus.IN_STOCK,
+                    to_location=location,
+                    reason=reason,
+                )
+                for component in components
+            ]
+        )
+        return components
+    quote = connection.ops.quote_name
+    ledger = (
+        *("component", "actor", "created_at"),
+        *("from_status", "to_status", "from_location", "to_location", "reason"),
+    )
+    sql = f"""
+        WITH booked AS (
+            INSERT INTO {quote(Component._meta.db_table)}
+                ({", ".join(quote(Component._meta.get_field(name).column) for name in [*fields, "serial"])})
+            SELECT {", ".join(["%s"] * len(fields))}, given.serial
+            FROM unnest(%s::text[]) WITH ORDINALITY AS given(serial, position)
+            ORDER BY given.position
+            RETURNING id, serial
+        ), ledger AS (
+            INSERT INTO {quote(StockMovement._meta.db_table)}
+                ({", ".join(quote(StockMovement._meta.get_field(name).column) for name in ledger)})
+            SELECT booked.id, %s, %s, '', %s, '', %s, %s FROM booked
+        )
+        SELECT id, serial FROM booked
+    """
+    params = [*fields.values(), serials, actor.pk if actor is not None else None, now]
+    params += [ComponentStatus.IN_STOCK, location, reason]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        ids = {serial: pk for pk, serial in cursor.fetchall()}
+    # Instances as a query would load them (from_db takes every column, in the model's field order).
+    attnames = [field.attname for field in Component._meta.concrete_fields]
+    template = [fields.get(name) for name in attnames]
+    id_at, serial_at = attnames.index("id"), attnames.index("serial")
+    components = []
+    for serial in serials:
+        values = template.copy()
+        values[id_at], values[serial_at] = ids[serial], serial
+        components.append(Component.from_db(connection.alias, attnames, values))
+    return components
 
 
 def _row_errors(packing: PackingList) -> list[dict]:
@@ -499,3 +563,186 @@ def component_move(
     Component.objects.bulk_update(locked, ["status", "location", "holder"])
     StockMovement.objects.bulk_create(movements)
     return locked
+
+
+# --- Label batches ---------------------------------------------------------------------------------------
+#
+# A PM or a partner asks for the labels of a lot, a purchase order or a list of components
+# (`label_batch_request`); a Celery task renders them (`label_batch_generate`), as warranty's handover packs:
+#
+# 1. Claim: lock the batch row. A ready batch whose file is stored is left alone (a repeated or redelivered
+#    task changes nothing: the `ready_has_file` constraint and this check). Otherwise mark it running
+#    (attempts + 1) and commit, so a watcher sees it.
+# 2. Render outside any lock (inventory/labels.py), writing the progress in small transactions of its own.
+# 3. Finish: lock the row again; unless another run made it ready meanwhile, store the PDF through
+#    `werkbank.files.save_with_file` (written after the commit) and mark the batch ready with its SHA-256.
+# 4. On an error: mark the batch failed with the error and re-raise, so that the task retries.
+
+#: The most labels one batch prints (about 40 s of rendering, a 9 MB PDF); split a larger set.
+LABEL_BATCH_MAX = 20_000
+
+
+def _batch_components(
+    *, actor: Any, lot: BatchLot | None, purchase_order: PurchaseOrder | None, components: list[int] | None
+) -> tuple[str, list[int]]:
+    """The batch's title and the ids of the components `actor` may see, in print order."""
+    given = [name for name, value in (("lot", lot), ("purchase_order", purchase_order)) if value is not None]
+    if components is not None:
+        given.append("components")
+    if len(given) != 1:
+        raise InvalidInput("lot", "give exactly one of lot, purchase_order or components.")
+    visible = _serials_seen_by(actor)
+    if lot is not None:
+        if not BatchLot.objects.visible_to(actor).filter(pk=lot.pk).exists():
+            raise InvalidInput("lot", f"no lot with id {lot.pk}.")
+        ids = list(visible.filter(lot=lot).order_by("serial").values_list("pk", flat=True))
+        return f"Labels of lot {lot.lot_code} ({lot.part.mpn})", ids
+    if purchase_order is not None:
+        if not PurchaseOrder.objects.visible_to(actor).filter(pk=purchase_order.pk).exists():
+            raise InvalidInput("purchase_order", f"no purchase order with id {purchase_order.pk}.")
+        rows = visible.filter(po_line__purchase_order=purchase_order).order_by("lot_id", "serial")
+        return f"Labels of {purchase_order.number}", list(rows.values_list("pk", flat=True))
+    wanted = list(dict.fromkeys(components or []))  # the given order, each once
+    found = set(visible.filter(pk__in=wanted).values_list("pk", flat=True))
+    unknown = [pk for pk in wanted if pk not in found]
+    if unknown:
+        shown = ", ".join(str(pk) for pk in unknown[:10]) + (" …" if len(unknown) > 10 else "")
+        raise InvalidInput("components", f"{len(unknown)} component id(s) not found: {shown}.")
+    return f"Labels of {len(wanted)} components", wanted
+
+
+@transaction.atomic
+def label_batch_request(
+    *,
+    actor: Any,
+    lot: BatchLot | None = None,
+    purchase_order: PurchaseOrder | None = None,
+    components: list[int] | None = None,
+) -> LabelBatch:
+    """Queue the labels of one lot, one purchase order or a list of component ids, rendered by a task.
+
+    Exactly one of the three is given. The batch prints the components `actor` may see now (the ids are
+    stored, so a later change of access neither adds nor removes labels); 409 when there are none, 400
+    for a foreign lot or purchase order, for component ids not found and for more than LABEL_BATCH_MAX.
+    """
+    title, ids = _batch_components(actor=actor, lot=lot, purchase_order=purchase_order, components=components)
+    if not ids:
+        raise RuleViolation(f"{title}: there are no components to label.", code="empty_batch")
+    if len(ids) > LABEL_BATCH_MAX:
+        raise InvalidInput(
+            "components", f"{len(ids)} labels; one batch prints at most {LABEL_BATCH_MAX}: split the request."
+        )
+    batch = LabelBatch.objects.create(
+        requested_by=user_or_none(actor),
+        lot=lot,
+        purchase_order=purchase_order,
+        title=title,
+        component_ids=ids,
+        count=len(ids),
+    )
+    audit(actor=actor, verb="label_batch.request", obj=batch, after={"title": title, "count": len(ids)})
+    from inventory.tasks import label_batch_render_task
+
+    enqueue_on_commit(label_batch_render_task, batch_id=batch.pk)
+    return batch
+
+
+def _batch_file_stored(batch: LabelBatch) -> bool:
+    return bool(batch.pdf.name) and batch.pdf.field.storage.exists(batch.pdf.name)
+
+
+def _batch_claim(batch_id: int) -> LabelBatch | None:
+    """Step 1: the batch marked running, or None when there is nothing to do."""
+    with transaction.atomic():
+        batch = LabelBatch.objects.select_for_update().filter(pk=batch_id).first()
+        if batch is None:
+            logger.warning("Label batch %s no longer exists; nothing to render.", batch_id)
+            return None
+        if batch.status == LabelBatchStatus.READY and _batch_file_stored(batch):
+            return None
+        if (
+            LabelBatchStatus.RUNNING not in LABEL_BATCH_TRANSITIONS[batch.status]
+            and batch.status != LabelBatchStatus.READY
+        ):
+            return None
+        batch.status, batch.progress, batch.started_at = LabelBatchStatus.RUNNING, 0, timezone.now()
+        batch.attempts = F("attempts") + 1
+        batch.save(update_fields=["status", "progress", "started_at", "attempts"])
+        batch.refresh_from_db(fields=["attempts"])
+        return batch
+
+
+def label_batch_progress(*, batch_id: int, progress: int) -> None:
+    """Write a running batch's progress (0–99) in a transaction of its own, so that a watcher sees it."""
+    LabelBatch.objects.filter(pk=batch_id, status=LabelBatchStatus.RUNNING).update(
+        progress=max(0, min(progress, 99))
+    )
+
+
+def _batch_finish(batch_id: int, pdf: bytes) -> LabelBatch:
+    """Step 3: store the PDF and mark the batch ready, unless another run did already."""
+    with transaction.atomic():
+        batch = LabelBatch.objects.select_for_update().get(pk=batch_id)
+        if batch.status == LabelBatchStatus.READY and _batch_file_stored(batch):
+            return batch
+        before = {"status": batch.status}
+        batch.status, batch.progress, batch.error = LabelBatchStatus.READY, 100, ""
+        batch.pdf_sha256, batch.pdf_size = hashlib.sha256(pdf).hexdigest(), len(pdf)
+        batch.finished_at = timezone.now()
+        save_with_file(
+            batch,
+            field="pdf",
+            content=pdf,
+            filename=f"labels-{batch.pk}.pdf",
+            update_fields=("status", "progress", "error", "pdf_sha256", "pdf_size", "finished_at"),
+        )
+        audit(
+            actor=None,
+            verb="label_batch.generate",
+            obj=batch,
+            before=before,
+            after={"status": LabelBatchStatus.READY, "count": batch.count, "pdf_sha256": batch.pdf_sha256},
+        )
+        return batch
+
+
+def _batch_fail(batch_id: int, error: BaseException) -> None:
+    """Step 4: record the failure in a transaction of its own (best effort: the database may be the cause)."""
+    message = f"{type(error).__name__}: {error}"[:2000]
+    try:
+        with transaction.atomic():
+            batch = LabelBatch.objects.select_for_update().filter(pk=batch_id).first()
+            if batch is None or batch.status == LabelBatchStatus.READY:
+                return
+            batch.status, batch.error, batch.finished_at = LabelBatchStatus.FAILED, message, timezone.now()
+            batch.save(update_fields=["status", "error", "finished_at"])
+            audit(
+                actor=None,
+                verb="label_batch.fail",
+                obj=batch,
+                after={"status": LabelBatchStatus.FAILED, "error": message},
+            )
+    except Exception:
+        logger.exception("Could not record the failure of label batch %s.", batch_id)
+
+
+def label_batch_generate(*, batch_id: int) -> LabelBatch | None:
+    """Render and store one label batch: the task's service, in the steps listed above LABEL_BATCH_MAX.
+
+    Returns the ready batch, or None when there was nothing to do. Re-raises what failed, after marking the
+    batch failed, so that the task retries transient errors."""
+    batch = _batch_claim(batch_id)
+    if batch is None:
+        return LabelBatch.objects.filter(pk=batch_id, status=LabelBatchStatus.READY).first()
+    reported = [0]
+
+    def progress(value: int) -> None:
+        if value >= reported[0] + 5:  # a row update every 5 % at most, not one per page
+            reported[0] = value
+            label_batch_progress(batch_id=batch_id, progress=value)
+
+    try:
+        return _batch_finish(batch_id, label_batch_pdf(batch=batch, progress=progress))
+    except Exception as error:
+        _batch_fail(batch_id, error)
+        raise

@@ -36,8 +36,8 @@ from werkbank.demo_context import DemoContext
 CONFIGURATIONS: list[dict[str, Any]] = [
     {
         "name": "Vast.ai rental 6U · 8× RTX 5090",
-        "description": "Seed 000: 6U, TURIN2D24G-2L+, 2× EPYC 9754, 768 GB DDR5 ECC, 8 TB NVMe, "
-        "5× CRPS 1600 W N+1.",
+        # Seed 000's rental machine.
+        "description": "6U, TURIN2D24G-2L+, 2× EPYC 9754, 768 GB DDR5 ECC, 8 TB NVMe, 5× CRPS 1600 W N+1.",
         "psu_count": 5,
         "psu_rating_w": 1600,
         "psu_redundant": 1,
@@ -53,7 +53,9 @@ CONFIGURATIONS: list[dict[str, Any]] = [
     },
     {
         "name": "4U-E10G-GENOAX2 · 8× RTX PRO 6000",
-        "description": "Seed 001: the large configuration, redundant power 6400 W (3+1).",
+        # Seed 001's large configuration.
+        "description": "2× EPYC 9554, 768 GB DDR5 ECC, 8 TB NVMe, 8× RTX PRO 6000 96 GB; "
+        "redundant power 6400 W (3+1).",
         "psu_count": 4,
         "psu_rating_w": 1600,
         "psu_redundant": 1,
@@ -68,9 +70,9 @@ CONFIGURATIONS: list[dict[str, Any]] = [
     },
     {
         "name": "Inference 7U · 6× RTX PRO 6000 Max-Q",
-        "description": "Seed 003: 7U, 2× EPYC 7643, 512 GB DDR4 ECC, 576 GB VRAM, 2 TB + 4 TB NVMe; "
-        "~2.9 kW measured at the wall. "
-        "PSUs assumed: 3× CRPS 1600 W N+1 (the seed names none).",
+        # Seed 003's machine. The seed names no PSUs: 3× CRPS 1600 W in N+1 is our choice for ~2.9 kW.
+        "description": "7U, 2× EPYC 7643, 512 GB DDR4 ECC, 576 GB VRAM, 2 TB + 4 TB NVMe, "
+        "3× CRPS 1600 W N+1; ~2.9 kW measured at the wall under full load.",
         "psu_count": 3,
         "psu_rating_w": 1600,
         "psu_redundant": 1,
@@ -144,7 +146,7 @@ ORDERS: list[dict[str, Any]] = [
             "horizon_months": 60,
             "discount_rate_annual": "0.10",
             "residual_value": "15000",
-            "note": "Seed 001: private rental from 1.70 $ per GPU-hour",
+            "note": "Customer's target: private rental from 1.70 $ per GPU-hour",  # seed 001
         },
         "workload": {
             "preset": "llama-3.1-70b",
@@ -159,7 +161,7 @@ ORDERS: list[dict[str, Any]] = [
         "steps": ["submit"],  # the PSU check fails: 3+1 × 1600 W cannot feed 5730 W of TDP
     },
     {
-        "customer": "Inferenzlabor Demo GmbH",
+        "customer": "Inferenzlabor GmbH",
         "configuration": "Inference 7U · 6× RTX PRO 6000 Max-Q",
         "server_count": 1,
         "warranty_months": WarrantyTerm.THREE_YEARS,
@@ -178,7 +180,7 @@ ORDERS: list[dict[str, Any]] = [
             "horizon_months": 36,
             "discount_rate_annual": "0.10",
             "residual_value": "15000",
-            "note": "Seed 003: ~2.9 kW measured at the wall under full load",
+            "note": "~2.9 kW measured at the wall under full load (workshop test run)",  # seed 003
         },
         "workload": {
             "preset": "glm-4.6",
@@ -200,7 +202,7 @@ def _walk(order: Order, step: str, pm: Any, context: DemoContext) -> Order:
     if step == "procure":
         return _procure_and_receive(order, pm, context)
     if step == "submit":
-        return order_submit(order=order, actor=pm, note="Demo walk-through")
+        return order_submit(order=order, actor=pm, note="ROI and workload entered; ready for review")
     if step == "approve":
         return order_approve(order=order, actor=pm, note="All gate checks pass")
     raise ValueError(f"Unknown demo step {step!r}.")
@@ -273,7 +275,12 @@ def _procure_and_receive(order: Order, pm: Any, context: DemoContext) -> Order:
     their own. Serials are generated, deterministic per order.
     """
     partner = context.organizations["Kentino Werkstatt"]
-    order = order_procure(order=order, actor=pm, note="Demo walk-through", deliver_to=partner)
+    order = order_procure(
+        order=order,
+        actor=pm,
+        note="Ordered from EU suppliers, delivery to Kentino Werkstatt",
+        deliver_to=partner,
+    )
     gpus_per_server = order.configuration.lines.get(part__category="gpu").quantity
     for link in order.purchase_order_links.select_related("purchase_order"):
         po = po_send(po=link.purchase_order, actor=pm, note="Sent by e-mail to the supplier")

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils.deconstruct import deconstructible
+from django.utils.translation import gettext_lazy
 
 from inventory.models import Part, PurchaseOrder
 from orders.choices import KVDtype, ModelPreset, OrderStatus, WarrantyTerm, WeightDtype
@@ -286,22 +287,22 @@ def _ratio(**kwargs: Any) -> models.DecimalField:
 #: The inputs of an ROI assessment, in the order every form, page and API shows them, with their labels.
 #: The one list of them: the services, the serializers, the admin and the gate report read it from here.
 ROI_INPUT_LABELS = [
-    ("capex", "Capex"),
-    ("gpu_count", "GPUs"),
-    ("price_per_gpu_hour", "Price per GPU-hour"),
-    ("utilization", "Utilisation (0–1)"),
-    ("platform_fee", "Platform fee (0–1)"),
-    ("power_active_kw", "Power at full load (kW)"),
-    ("power_idle_kw", "Power at idle (kW)"),
-    ("energy_price_kwh", "Electricity price per kWh"),
-    ("pue", "PUE (≥ 1)"),
-    ("colo_month", "Colocation per month"),
-    ("other_opex_month", "Other opex per month"),
-    ("horizon_months", "Horizon (months)"),
-    ("discount_rate_annual", "Discount rate per year (0–1)"),
-    ("residual_value", "Residual value"),
-    ("target_payback_months", "Target payback (months)"),
-    ("rent_price_per_gpu_hour", "Rental price to compare (per GPU-hour)"),
+    ("capex", gettext_lazy("Capex")),
+    ("gpu_count", gettext_lazy("GPUs")),
+    ("price_per_gpu_hour", gettext_lazy("Price per GPU-hour")),
+    ("utilization", gettext_lazy("Utilisation (0–1)")),
+    ("platform_fee", gettext_lazy("Platform fee (0–1)")),
+    ("power_active_kw", gettext_lazy("Power at full load (kW)")),
+    ("power_idle_kw", gettext_lazy("Power at idle (kW)")),
+    ("energy_price_kwh", gettext_lazy("Electricity price per kWh")),
+    ("pue", gettext_lazy("PUE (≥ 1)")),
+    ("colo_month", gettext_lazy("Colocation per month")),
+    ("other_opex_month", gettext_lazy("Other opex per month")),
+    ("horizon_months", gettext_lazy("Horizon (months)")),
+    ("discount_rate_annual", gettext_lazy("Discount rate per year (0–1)")),
+    ("residual_value", gettext_lazy("Residual value")),
+    ("target_payback_months", gettext_lazy("Target payback (months)")),
+    ("rent_price_per_gpu_hour", gettext_lazy("Rental price to compare (per GPU-hour)")),
 ]
 #: What each input means and in which unit: the admin form's and the API schema's help text.
 ROI_INPUT_HELP = {

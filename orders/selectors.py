@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet, prefetch_related_objects
+from django.utils.translation import gettext_lazy
 
 from inventory.choices import PartCategory
 from orders import formulas, gates
@@ -235,16 +236,16 @@ def approval_checks(*, order: Order) -> list[GateCheck]:
 
 
 ROI_OUTPUT_LABELS = [
-    ("hours_per_month", "H, hours per month"),
-    ("revenue_month", "Revenue per month = N × H × U × P × (1 − f)"),
-    ("energy_month", "Energy per month = kW_avg × H × PUE × c"),
-    ("net_month", "Net per month = revenue − energy − colo − other"),
-    ("payback_months", "Payback (months) = capex / net"),
-    ("npv", "NPV over the horizon"),
-    ("irr_annual", "IRR per year"),
-    ("breakeven_utilization_target", "Utilisation for the target payback"),
-    ("breakeven_utilization_opex", "Utilisation at which net = 0"),
-    ("buy_vs_rent_breakeven_utilization", "Buy-vs-rent break-even utilisation"),
+    ("hours_per_month", gettext_lazy("H, hours per month")),
+    ("revenue_month", gettext_lazy("Revenue per month = N × H × U × P × (1 − f)")),
+    ("energy_month", gettext_lazy("Energy per month = kW_avg × H × PUE × c")),
+    ("net_month", gettext_lazy("Net per month = revenue − energy − colo − other")),
+    ("payback_months", gettext_lazy("Payback (months) = capex / net")),
+    ("npv", gettext_lazy("NPV over the horizon")),
+    ("irr_annual", gettext_lazy("IRR per year")),
+    ("breakeven_utilization_target", gettext_lazy("Utilisation for the target payback")),
+    ("breakeven_utilization_opex", gettext_lazy("Utilisation at which net = 0")),
+    ("buy_vs_rent_breakeven_utilization", gettext_lazy("Buy-vs-rent break-even utilisation")),
 ]
 
 

@@ -36,15 +36,16 @@ CUSTOMER = "Vastfleet Rentals GmbH"
 
 HAND_OVER_NOTE = "Handed over to Vastfleet's operations team with handover pack r{revision}."
 
-#: What the customer's operations team writes about the failing GPU ({serial}: its serial).
+#: What the customer's operations team writes about the failing GPU ({serial}: its serial). Vastfleet is a
+#: German customer, so its team writes in German.
 CLAIM_DESCRIPTION = (
-    "The GPU with serial {serial} in {hostname} has dropped off the bus three times since the machine "
-    "went live on Vast.ai, each time under full renter load after a few hours: the kernel log shows "
-    '"NVRM: Xid 79, GPU has fallen off the bus" and nvidia-smi then lists only seven GPUs. A warm reboot '
-    "does not bring it back; only a power cycle through the BMC does, after which lspci shows it at PCIe "
-    "Gen5 x16 again and it passes a short stress test. The other seven GPUs run the same workloads without "
-    "a single error. We have taken the machine off the marketplace until this card is replaced. "
-    "Kernel and nvidia-bug-report logs are available on request."
+    "Die GPU mit der Seriennummer {serial} in {hostname} ist seit der Inbetriebnahme auf Vast.ai dreimal "
+    "vom Bus gefallen, jedes Mal nach einigen Stunden unter voller Last der Mieter: Das Kernel-Log zeigt "
+    '"NVRM: Xid 79, GPU has fallen off the bus", danach listet nvidia-smi nur noch sieben GPUs. Ein '
+    "Warmstart bringt sie nicht zurück, erst ein Aus- und Einschalten über den BMC; danach zeigt lspci "
+    "sie wieder mit PCIe Gen5 x16, und ein kurzer Stresstest läuft fehlerfrei. Die anderen sieben GPUs "
+    "laufen mit denselben Lasten ohne einen einzigen Fehler. Wir haben die Maschine vom Marktplatz "
+    "genommen, bis die Karte ersetzt ist. Kernel-Logs und nvidia-bug-report stellen wir gern zur Verfügung."
 )
 
 

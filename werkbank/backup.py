@@ -32,6 +32,7 @@ imports no app.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Iterable
@@ -42,6 +43,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.core import serializers
 from django.core.management.color import no_style
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DEFAULT_DB_ALIAS, connections, models, transaction
 from django.utils import timezone
 
@@ -204,6 +206,20 @@ def _sorted_models(c: _Collector) -> list[type[models.Model]]:
     return [model for model in ordered if model in present]
 
 
+class _ExactEncoder(DjangoJSONEncoder):
+    """Django's encoder, but times keep their microseconds: Django cuts them to milliseconds, so a row written
+    at …:00.000500 exported as ".000Z" and came back as …:00 (a second export then read "Z"): the bundle did
+    not survive its own round trip."""
+
+    def default(self, o: Any) -> Any:
+        if isinstance(o, datetime.datetime):
+            text = o.isoformat()
+            return text[:-6] + "Z" if text.endswith("+00:00") else text
+        if isinstance(o, datetime.time) and o.utcoffset() is None:
+            return o.isoformat()
+        return super().default(o)
+
+
 def export_order(reference: str) -> dict[str, Any]:
     """The bundle of the order with this reference; BundleError when there is none."""
     order_model = _model("orders.Order")
@@ -221,6 +237,7 @@ def export_order(reference: str) -> dict[str, Any]:
             rows,
             use_natural_foreign_keys=True,
             use_natural_primary_keys=label in _MATCHED,
+            cls=_ExactEncoder,
         )
         for item in json.loads(text):
             if label == user_label:

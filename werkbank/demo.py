@@ -14,7 +14,7 @@ from werkbank.services import membership_add, organization_create
 ORGANIZATIONS = [
     ("Vastfleet Rentals GmbH", OrganizationKind.CUSTOMER, "ops@vastfleet.example", "de"),
     ("NEOXIS AD", OrganizationKind.CUSTOMER, "infra@neoxis.example", "en"),
-    ("Inferenzlabor Demo GmbH", OrganizationKind.CUSTOMER, "it@inferenzlabor.example", "de"),
+    ("Inferenzlabor GmbH", OrganizationKind.CUSTOMER, "it@inferenzlabor.example", "de"),
     ("Kentino Werkstatt", OrganizationKind.PARTNER, "werkstatt@kentino.example", "en"),
 ]
 
@@ -24,7 +24,7 @@ USERS = [
     ("kentino", "bench@kentino.example", "Kentino Werkstatt", "assembly partner member"),
     ("vastfleet", "ops@vastfleet.example", "Vastfleet Rentals GmbH", "customer member"),
     ("neoxis", "infra@neoxis.example", "NEOXIS AD", "customer member"),
-    ("inferenzlabor", "it@inferenzlabor.example", "Inferenzlabor Demo GmbH", "customer member"),
+    ("inferenzlabor", "it@inferenzlabor.example", "Inferenzlabor GmbH", "customer member"),
 ]
 
 

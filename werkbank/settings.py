@@ -257,6 +257,9 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "orders.choices.OrderStatus",
+        # Label batches (inventory) share the handover packs' statuses (queued, running, ready, failed):
+        # one enum, under the name it had before label batches came.
+        "HandoverPackStatusEnum": "warranty.choices.PackStatus",
     },
 }
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from inventory.choices import LabelBatchStatus
 from inventory.models import (
     BatchLot,
     Component,
+    LabelBatch,
     Part,
     PurchaseOrder,
     PurchaseOrderLine,
@@ -245,3 +249,69 @@ class ReceiptSerializer(serializers.Serializer):
     line_received = serializers.IntegerField()
     line_quantity = serializers.IntegerField()
     serials = serializers.ListField(child=serializers.CharField())
+
+
+class LabelBatchSerializer(serializers.ModelSerializer):
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    pdf_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = LabelBatch
+        fields = [
+            "id",
+            "title",
+            "lot",
+            "purchase_order",
+            "count",
+            "status",
+            "progress",
+            "error",
+            "attempts",
+            "pdf_url",
+            "pdf_sha256",
+            "pdf_size",
+            "requested_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_pdf_url(self, batch: LabelBatch) -> str | None:
+        if batch.status != LabelBatchStatus.READY:
+            return None
+        request = self.context.get("request")
+        path = f"/api/v1/inventory/label-batches/{batch.pk}/pdf/"
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class LabelBatchRequestSerializer(serializers.Serializer):
+    """Exactly one of the three: the labels of a lot, of a purchase order, or of the components listed."""
+
+    lot = VisiblePrimaryKeyField(
+        BatchLot,
+        required=False,
+        pk_field=serializers.IntegerField(),
+        help_text="A lot's id: all its serials.",
+    )
+    purchase_order = VisiblePrimaryKeyField(
+        PurchaseOrder,
+        required=False,
+        pk_field=serializers.IntegerField(),
+        help_text="A purchase order's id: every serial received on it.",
+    )
+    components = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        allow_empty=False,
+        max_length=20_000,
+        help_text="Component ids, printed in this order.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if len(attrs) != 1:
+            raise serializers.ValidationError(
+                {"lot": "give exactly one of lot, purchase_order or components."}
+            )
+        return attrs

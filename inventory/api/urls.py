@@ -5,6 +5,7 @@ from rest_framework.routers import SimpleRouter
 from inventory.api.views import (
     BatchLotViewSet,
     ComponentViewSet,
+    LabelBatchViewSet,
     PartViewSet,
     PurchaseOrderLineViewSet,
     PurchaseOrderViewSet,
@@ -20,3 +21,4 @@ router.register("inventory/purchase-order-lines", PurchaseOrderLineViewSet, base
 router.register("inventory/lots", BatchLotViewSet, basename="lot")
 router.register("inventory/components", ComponentViewSet, basename="component")
 router.register("inventory/stock-movements", StockMovementViewSet, basename="stock-movement")
+router.register("inventory/label-batches", LabelBatchViewSet, basename="label-batch")

@@ -6,10 +6,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import mixins, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -19,6 +19,8 @@ from inventory.api.serializers import (
     MAX_PACKING_LIST_BYTES,
     BatchLotSerializer,
     ComponentSerializer,
+    LabelBatchRequestSerializer,
+    LabelBatchSerializer,
     NoteSerializer,
     PartSerializer,
     POSendSerializer,
@@ -30,9 +32,11 @@ from inventory.api.serializers import (
     StockMovementSerializer,
     SupplierSerializer,
 )
+from inventory.choices import LabelBatchStatus
 from inventory.filters import (
     BatchLotFilter,
     ComponentFilter,
+    LabelBatchFilter,
     PartFilter,
     PurchaseOrderFilter,
     PurchaseOrderLineFilter,
@@ -42,6 +46,7 @@ from inventory.filters import (
 from inventory.models import (
     BatchLot,
     Component,
+    LabelBatch,
     Part,
     PurchaseOrder,
     PurchaseOrderLine,
@@ -52,6 +57,7 @@ from inventory.packing import parse_csv, parse_scanner
 from inventory.selectors import lot_component_counts, lot_labels_pdf
 from inventory.services import (
     PO_TRANSITION_SERVICES,
+    label_batch_request,
     part_create,
     part_update,
     po_create,
@@ -263,3 +269,54 @@ class StockMovementViewSet(ScopedReadOnlyViewSet):
     serializer_class = StockMovementSerializer
     filterset_class = StockMovementFilter
     pagination_class = KeysetOrOffsetPagination
+
+
+class LabelBatchViewSet(
+    VisibleToMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Label batches: the A4 label sheets of a lot, a purchase order or a list of components, rendered by a
+    Celery task. POST asks for one (201, queued), GET polls its status and progress, `pdf` downloads it once
+    it is ready. A batch is its requester's (and the PMs'): anyone else gets a 404. A lot's sheet of up to
+    200 labels also renders at once: `lots/{id}/labels/`."""
+
+    queryset = LabelBatch.objects.select_related("requested_by")
+    serializer_class = LabelBatchSerializer
+    # Not PMs only: partners label what they receive. Anyone prints only the components they may see.
+    permission_classes = [IsAuthenticated]
+    filterset_class = LabelBatchFilter
+    ordering_fields = ["created_at"]
+    ordering = ["-created_at", "-id"]
+
+    @extend_schema(
+        request=LabelBatchRequestSerializer,
+        responses={201: LabelBatchSerializer},
+        summary="Ask for the labels of a lot, a purchase order or a list of components (rendered by a task).",
+    )
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        payload = LabelBatchRequestSerializer(data=request.data, context=self.get_serializer_context())
+        payload.is_valid(raise_exception=True)
+        batch = label_batch_request(actor=request.user, **payload.validated_data)
+        return Response(
+            self.get_serializer(self.get_queryset().get(pk=batch.pk)).data, status=status.HTTP_201_CREATED
+        )
+
+    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)})
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def pdf(self, request: Request, pk: str | None = None) -> FileResponse:
+        batch = self.get_object()
+        if batch.status != LabelBatchStatus.READY or not batch.pdf.name:
+            raise Http404(f"Label batch {batch.pk} is {batch.status}: it has no PDF yet.")
+        try:
+            handle = batch.pdf.open("rb")
+        except FileNotFoundError as missing:
+            message = f"Label batch {batch.pk}'s PDF is being stored; try again in a moment."
+            raise Http404(message) from missing
+        response = FileResponse(
+            handle, as_attachment=True, filename=f"labels-{batch.pk}.pdf", content_type="application/pdf"
+        )
+        response["X-Content-Type-Options"] = "nosniff"
+        return response

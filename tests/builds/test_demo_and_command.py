@@ -17,7 +17,7 @@ def demo(capsys):
 
 
 def test_demo_seven_u_machine_carries_two_blacklisted_connectors(demo):
-    server = Server.objects.get(order__customer__name="Inferenzlabor Demo GmbH")
+    server = Server.objects.get(order__customer__name="Inferenzlabor GmbH")
     assert server.status == "burn_in"  # assembled, then its burn-in report came in (burnin.demo)
     blacklist = ConnectorBlacklist.objects.filter(connector__server=server).order_by("connector__name")
     assert [(b.connector.name, b.reason, b.measurements["h2d_gbps"]) for b in blacklist] == [

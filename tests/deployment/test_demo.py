@@ -125,14 +125,14 @@ def test_the_bmc_password_is_generated_and_stored_only_encrypted(demo):
 
 def test_the_seven_u_machine_stands_in_the_customers_room_at_98_5_percent_of_its_circuit(demo):
     server = Server.objects.select_related("placement__rack__site").get(
-        order__customer__name="Inferenzlabor Demo GmbH"
+        order__customer__name="Inferenzlabor GmbH"
     )
     assert server.status == "burn_in"  # not deployed: its run waits for a PM
     placement = server.placement
     site = placement.rack.site
     assert (site.kind, site.customer.name, site.country, site.eu) == (
         "customer_room",
-        "Inferenzlabor Demo GmbH",
+        "Inferenzlabor GmbH",
         "CZ",
         True,
     )

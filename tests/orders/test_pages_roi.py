@@ -36,6 +36,7 @@ def test_pm_sees_the_cash_flow_with_the_break_even_month(client, tenants):
     assert "break-even month 22" in page
     assert "month (H = 730 h)" in page
     assert "ROI ✓" in page
+    assert f'href="/pm/orders/{order.pk}/" id="order-page-link"' in page  # back to the order page
 
 
 def test_no_break_even_is_said_plainly(client, tenants):

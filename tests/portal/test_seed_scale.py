@@ -166,3 +166,15 @@ def test_the_command_refuses_a_database_with_data_unless_told() -> None:
     with pytest.raises(CommandError, match="already holds"):
         call_command("seed_scale", servers=10, components=100, samples=100, orders=5, stdout=StringIO())
     assert Server.objects.count() == 10
+    # Told to add to it, it still writes nothing over its own rows: the same names are taken.
+    with pytest.raises(CommandError, match="Nothing written"):
+        call_command(
+            "seed_scale",
+            servers=10,
+            components=100,
+            samples=100,
+            orders=5,
+            allow_nonempty=True,
+            stdout=StringIO(),
+        )
+    assert Server.objects.count() == 10

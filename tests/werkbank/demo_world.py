@@ -8,6 +8,8 @@ from typing import Any
 from builds.models import BuildPhoto, Server
 from deployment.models import ServerNetwork
 from deployment.services import network_set
+from inventory.models import BatchLot
+from inventory.services import label_batch_request
 from warranty.choices import PACK_SERVER_STATUSES, RecordKind
 from warranty.models import WarrantyClaim, WarrantyRecord
 from warranty.services import claim_open
@@ -37,6 +39,8 @@ def add_second_rows(pm: Any) -> None:
                 bmc_ip=f"10.250.1.{index + 10}",
                 bmc_mac=f"02:00:00:00:01:{index + 10:02x}",
             )
+    for lot in BatchLot.objects.order_by("pk")[:2]:
+        label_batch_request(actor=pm, lot=lot)  # queued: the task runs on commit, which a test never reaches
     packed = Server.objects.filter(status__in=sorted(PACK_SERVER_STATUSES)).first()
     assert packed is not None, "the demo fleet has no deployed or handed-over server"
     pack_request(server=packed, actor=pm)

@@ -343,6 +343,7 @@ ADMIN_SAVES: dict[str, tuple[str | None, Any]] = {
     ),
     "inventory.batchlot": (None, "read only: lots come from receiving"),
     "inventory.component": (None, "read only: components come from receiving"),
+    "inventory.labelbatch": (None, "read only: label batches come from the print-labels actions and the API"),
     "inventory.stockmovement": (None, "read only: the stock ledger"),
     "orders.serverconfiguration": (
         "tests/werkbank/test_admin_audit.py::test_a_configuration_saved_in_the_admin_is_audited",

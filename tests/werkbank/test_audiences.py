@@ -23,6 +23,7 @@ from burnin.services.gate import finding_waive
 from burnin.services.samples import store_rollup
 from deployment.models import RackPlacement
 from inventory.models import BatchLot, Component, StockMovement
+from inventory.services import label_batch_request
 from orders.choices import OrderStatus
 from orders.models import Workload
 from orders.services import order_approve, order_procure, order_submit, order_update
@@ -106,6 +107,7 @@ def world(tenants: Tenants) -> World:
 def _urls(w: World) -> dict[str, str]:
     b, d, order, po = w.builds, w.deployment, w.iso.order_a, w.iso.po_p
     lot = BatchLot.objects.get(lot_code="L-P")
+    label_batch = label_batch_request(actor=w.t.user_p, lot=lot)
     run = w.gate.fail.run
     return {
         "organization-list": "/api/v1/organizations/",
@@ -118,6 +120,8 @@ def _urls(w: World) -> dict[str, str]:
         "purchase-order-detail": f"/api/v1/inventory/purchase-orders/{po.pk}/",
         "purchase-order-line-list": "/api/v1/inventory/purchase-order-lines/",
         "purchase-order-line-detail": f"/api/v1/inventory/purchase-order-lines/{po.lines.get().pk}/",
+        "label-batch-list": "/api/v1/inventory/label-batches/",
+        "label-batch-detail": f"/api/v1/inventory/label-batches/{label_batch.pk}/",
         "lot-list": "/api/v1/inventory/lots/",
         "lot-detail": f"/api/v1/inventory/lots/{lot.pk}/",
         "component-list": "/api/v1/inventory/components/?serial_prefix=P-SERIAL",
@@ -346,6 +350,24 @@ LOT = {
     "country_of_origin",
     "component_count",
     "created_at",
+}
+LABEL_BATCH = {
+    "id",
+    "title",
+    "lot",
+    "purchase_order",
+    "count",
+    "status",
+    "progress",
+    "error",
+    "attempts",
+    "pdf_url",
+    "pdf_sha256",
+    "pdf_size",
+    "requested_by",
+    "created_at",
+    "started_at",
+    "finished_at",
 }
 COMPONENT = {
     "id",
@@ -814,6 +836,10 @@ TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     "lot-list": _bench(LOT, internal=SUPPLIER_NAME, list_route=True),
     "lot-detail": _bench(LOT, internal=SUPPLIER_NAME),
     "lot-labels": NotJson("PDF"),
+    # a label batch is its requester's (partner P's here) and the PMs': all of its fields, nobody else's
+    "label-batch-list": _bench(LABEL_BATCH, list_route=True),
+    "label-batch-detail": _bench(LABEL_BATCH),
+    "label-batch-pdf": NotJson("PDF"),
     "component-list": _bench(COMPONENT, internal=SUPPLIER_NAME, list_route=True),
     "component-detail": _bench(COMPONENT, internal=SUPPLIER_NAME),
     "stock-movement-list": _bench(MOVEMENT, list_route=True),

@@ -131,6 +131,12 @@ PACKS = f"{PACK_SERVICES}::test_a_requested_pack_is_rendered_once_even_when_the_
 PACK_FAILURE = (
     "tests/warranty/test_services_packs.py::test_a_failure_is_recorded_retried_by_the_pm_and_then_succeeds"
 )
+LABEL_BATCHES = (
+    "tests/inventory/test_label_batches.py::test_a_batch_is_rendered_once_even_when_the_task_runs_twice"
+)
+LABEL_FAILURE = (
+    "tests/inventory/test_label_batches.py::test_a_failed_render_is_recorded_and_the_next_run_finishes"
+)
 GATE = (
     "tests/burnin/test_gate.py::test_pass_is_refused_while_a_fail_is_unwaived_and_allowed_once_a_pm_waived_it"
 )
@@ -192,6 +198,12 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "inventory.services:po_line_receive": (("purchase_order.receive",), CORE),
     "inventory.services:warehouse_location": exempt("a read: the location text of a workshop"),
     "inventory.services:Receipt": exempt("the result of po_line_receive, a data class"),
+    "inventory.services:label_batch_request": (("label_batch.request",), LABEL_BATCHES),
+    "inventory.services:label_batch_generate": (("label_batch.generate", "label_batch.fail"), LABEL_FAILURE),
+    "inventory.services:label_batch_progress": exempt(
+        "the running task's progress column, written apart so a watcher sees it; the request and the "
+        "outcome (label_batch.generate, label_batch.fail) are audited"
+    ),
     "inventory.services:component_move": exempt(
         "a step of install, remove and allocate (which audit): it writes a StockMovement ledger row with "
         "the actor for every component"

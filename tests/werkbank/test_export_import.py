@@ -184,3 +184,15 @@ def test_exported_at_is_the_export_time(bench, tmp_path):  # noqa: F811
     bundle = _export(bench.order.reference, tmp_path / "b.json")
     assert datetime.fromisoformat(bundle["exported_at"]).tzinfo is not None
     assert datetime.fromisoformat(bundle["exported_at"]) <= datetime.now(UTC)
+
+
+def test_times_keep_their_microseconds_in_the_bundle():
+    # Django's encoder cuts to milliseconds: a time at .000500 came back as .000 and the round trip differed.
+    from django.utils.dateparse import parse_datetime
+
+    from werkbank.backup import _ExactEncoder
+
+    moment = datetime(2026, 12, 1, 17, 0, 0, 500, tzinfo=UTC)
+    text = json.loads(json.dumps(moment, cls=_ExactEncoder))
+    assert text == "2026-12-01T17:00:00.000500Z"
+    assert parse_datetime(text) == moment

@@ -36,7 +36,8 @@ from deployment.services import (
     rack_create,
     site_create,
 )
-from inventory.models import BatchLot, Component, StockMovement
+from inventory.models import BatchLot, Component, LabelBatch, StockMovement
+from inventory.services import label_batch_request
 from orders.choices import OrderStatus
 from orders.models import Workload
 from orders.services import TRANSITION_SERVICES
@@ -281,6 +282,35 @@ def lot_labels(w: World) -> None:
     _assert_404(w.not_partner_p, "get", url)
     response = api_client(w.t.user_p).get(url)
     assert (response.status_code, response["Content-Type"]) == (200, "application/pdf")
+
+
+LABEL_BATCHES = "/api/v1/inventory/label-batches/"
+
+
+def _label_batch(w: World) -> LabelBatch:
+    return label_batch_request(actor=w.t.user_p, lot=BatchLot.objects.get(lot_code="L-P"))
+
+
+def label_batch_list(w: World) -> None:
+    batch = _label_batch(w)
+    assert _ids(api_client(w.t.user_p).get(LABEL_BATCHES)) == {batch.pk}
+    assert _ids(api_client(w.t.pm).get(LABEL_BATCHES)) == {batch.pk}
+    for user in w.not_partner_p:
+        assert _ids(api_client(user).get(LABEL_BATCHES)) == set()
+        # Nor can anyone else ask for the labels of partner P's lot or purchase order.
+        for body in ({"lot": batch.lot_id}, {"purchase_order": w.po_p.pk}):
+            assert api_client(user).post(LABEL_BATCHES, body, format="json").status_code == 400, (user, body)
+    assert LabelBatch.objects.count() == 1
+
+
+def label_batch_detail(w: World) -> None:
+    batch = _label_batch(w)
+    assert api_client(w.t.user_p).get(f"{LABEL_BATCHES}{batch.pk}/").status_code == 200
+    _assert_404(w.not_partner_p, "get", f"{LABEL_BATCHES}{batch.pk}/")
+
+
+def label_batch_pdf(w: World) -> None:
+    _assert_404(w.not_partner_p, "get", f"{LABEL_BATCHES}{_label_batch(w).pk}/pdf/")
 
 
 def component_list(w: World) -> None:
@@ -1069,6 +1099,9 @@ CASES: dict[str, Callable[[World], None]] = {
     "lot-list": lot_list,
     "lot-detail": lot_detail,
     "lot-labels": lot_labels,
+    "label-batch-list": label_batch_list,
+    "label-batch-detail": label_batch_detail,
+    "label-batch-pdf": label_batch_pdf,
     "component-list": component_list,
     "component-detail": component_detail,
     "stock-movement-list": stock_movement_list,

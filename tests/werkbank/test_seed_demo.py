@@ -54,14 +54,14 @@ def test_seed_demo_is_idempotent_and_loads_the_fleets(client, capsys):
     at_kentino = Component.objects.filter(holder__name="Kentino Werkstatt").count()
     assert at_kentino == Component.objects.count() == 293
     assert orders["NEOXIS AD"].status == "roi_review"
-    assert orders["Inferenzlabor Demo GmbH"].status == "procurement"
+    assert orders["Inferenzlabor GmbH"].status == "procurement"
     bom = {line.part.mpn: line.quantity for line in fleet.configuration.lines.select_related("part")}
     assert bom["RTX5090-32G-SRV"] == 8
     assert bom["TURIN2D24G-2L+"] == 1
     assert bom["AD-6U-8GPU"] == 1
     assert fleet.configuration.usable_psu_w == 6400  # 5× 1600 W, N+1
     assert orders["NEOXIS AD"].configuration.lines.get(part__category="gpu").quantity == 8
-    maxq = orders["Inferenzlabor Demo GmbH"].configuration
+    maxq = orders["Inferenzlabor GmbH"].configuration
     assert maxq.lines.get(part__category="gpu").part.tdp_w == 300
     assert maxq.lines.get(part__category="chassis").part.u_height == 7
 
@@ -79,7 +79,7 @@ def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_
         call_command("seed_demo")
     runs = {run.server.order.customer.name: run for run in BurnInRun.objects.select_related("server__order")}
 
-    seven_u = runs["Inferenzlabor Demo GmbH"]
+    seven_u = runs["Inferenzlabor GmbH"]
     assert (seven_u.server.status, seven_u.result) == ("burn_in", "fail")
     tflops = sorted(seven_u.gpu_results.values_list("tflops", flat=True))
     assert (tflops[0], tflops[-1]) == (291.0, 302.0)

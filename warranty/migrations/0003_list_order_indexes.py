@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('builds', '0005_list_order_indexes'),
-        ('inventory', '0007_list_order_indexes'),
+        ('inventory', '0008_list_order_indexes'),
         ('orders', '0007_list_order_indexes'),
         ('warranty', '0002_registrations_from_allocations'),
         ('werkbank', '0005_list_order_indexes'),

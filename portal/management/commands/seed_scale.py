@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import IntegrityError, connection
 
 from portal import scale
 
@@ -55,7 +56,15 @@ class Command(BaseCommand):
             if verbose:
                 self.stdout.write(f"{time.perf_counter() - start:7.1f} s  {line}")
 
-        counts = scale.seed(size=size, log=log)
+        try:
+            counts = scale.seed(size=size, log=log)
+        except (IntegrityError, connection.Database.IntegrityError) as error:
+            # The one transaction rolled back: nothing was written. (COPY runs on psycopg's own cursor, whose
+            # errors Django does not wrap.)
+            raise CommandError(
+                f"Nothing written: a scale row collides with one already here ({error}). seed_scale has "
+                "probably run on this database before; its names and numbers are the same on every run."
+            ) from error
         if verbose:
             total = sum(counts.values())
             self.stdout.write(

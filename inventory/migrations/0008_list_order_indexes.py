@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('inventory', '0006_batchlot_per_purchase_order'),
+        ('inventory', '0007_label_batch'),
         ('werkbank', '0004_task_outbox'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
