@@ -170,6 +170,10 @@ class ServerViewSet(
     serializer_class = ServerSerializer
     filterset_class = ServerFilter
     ordering_fields = ["hostname", "sequence", "status", "created_at"]
+    # 10,000 servers: offset 9,900 took ~100 ms (make bench); `?cursor=` pages along the (order, sequence)
+    # unique index instead, as the other big lists do.
+    pagination_class = KeysetOrOffsetPagination
+    keyset_ordering = ("order_id", "sequence", "id")
     #: The upload actions set their own body limit (werkbank.api.parsers); the rest keep the global one.
     max_body_bytes: Any = None
 

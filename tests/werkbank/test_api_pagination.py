@@ -152,3 +152,20 @@ def test_a_cursor_that_was_not_given_out_is_a_400(tenants, stock):
         response = api_client(tenants.pm).get(COMPONENTS, {"cursor": cursor})
         assert response.status_code == 400, cursor
         assert "cursor" in response.json()
+
+
+def test_servers_page_by_order_then_sequence_each_once_and_only_the_partners(tenants):
+    """Servers keyset-page along their (order, sequence) index; a partner walks only its own."""
+    from builds.models import Server
+
+    servers = []
+    for _ in range(3):
+        servers += factories.make_servers(factories.OrderFactory(customer=tenants.customer_a, server_count=2))
+    for number, server in enumerate(servers):
+        server.partner = tenants.partner_q if number == 0 else tenants.partner_p
+        server.save(update_fields=["partner"])
+    pm_rows = _walk(api_client(tenants.pm), "/api/v1/builds/servers/", limit=2)
+    expected = list(Server.objects.order_by("order_id", "sequence", "id").values_list("pk", flat=True))
+    assert [row["id"] for row in pm_rows] == expected and len(expected) == 6
+    partner_rows = _walk(api_client(tenants.user_p), "/api/v1/builds/servers/", limit=2)
+    assert [row["id"] for row in partner_rows] == expected[1:]
