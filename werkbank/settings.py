@@ -238,9 +238,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Build orders, procurement, assembly, burn-in and handover of GPU servers.\n\n"
         "Lists page with `limit` (default 50, at most 200) and `offset`, and answer the total in `count`. "
-        "The big lists (components, stock movements, connectors, installations, allocations) also take "
-        "`cursor`: give it empty for the first page and follow `next`; such keyset pages keep one fixed "
-        "order (id; for a server's rows: server, then position or time, then id), cost the same at any "
+        "The big lists (components, stock movements, connectors, installations, allocations, servers) also "
+        "take `cursor`: give it empty for the first page and follow `next`; such keyset pages keep one fixed "
+        "order (id; for a server's rows: server, then position or time, then id; servers: order, then "
+        "sequence), cost the same at any "
         "depth, carry no `count`, and refuse `ordering`. Each list's default order runs along an index of "
         "its own table; ties are broken by id."
     ),

@@ -3,7 +3,7 @@
 Limit/offset (`?limit=&offset=`) answers `count` and lets a client jump to any page, but the database still
 reads every row before the offset, and counts the whole list, on every page: fine for orders or sites,
 slow at offset 9,900 of 530,000 connectors. The big lists (components, stock movements, connectors,
-installations, allocations) therefore also offer keyset pages: `?cursor=` (empty for the first page)
+installations, allocations, servers) therefore also offer keyset pages: `?cursor=` (empty for the first page)
 switches to them, and each answer's `next`/`previous` links carry an opaque cursor. A keyset page runs
 along an index and starts right after the last row of the page before, so every page costs the same, deep
 or not. It answers no `count`, and refuses `ordering` (400): a cursor only stays valid along the order it
