@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Upper
 from django.urls import reverse
 
 from builds.choices import BENCH_OPEN
@@ -79,17 +79,24 @@ def bench_servers(user: Any, *, q: str = "", status: str = "") -> QuerySet:
     )
 
 
+def bench_servers_named(user: Any, value: str) -> QuerySet[Server]:
+    """The servers on the user's bench whose asset tag or hostname is exactly `value`, in any letter case
+    (compared as UPPER(), which the search's indexes serve). The bench's scan and the global search both
+    ask this."""
+    key = (value or "").strip().upper()
+    return (
+        Server.objects.visible_to(user, purpose=Purpose.BENCH)
+        .alias(hostname_key=Upper("hostname"), asset_tag_key=Upper("asset_tag"))
+        .filter(Q(hostname_key=key) | Q(asset_tag_key=key))
+    )
+
+
 def bench_exact_server(user: Any, value: str) -> Server | None:
     """The one server on the user's bench whose asset tag or hostname is exactly `value` (any letter case),
     for a scanned tag that opens the server directly; None when none or several match."""
-    value = (value or "").strip()
-    if not value:
+    if not (value or "").strip():
         return None
-    found = list(
-        Server.objects.visible_to(user, purpose=Purpose.BENCH)
-        .filter(Q(asset_tag__iexact=value) | Q(hostname__iexact=value))
-        .only("pk")[:2]
-    )
+    found = list(bench_servers_named(user, value).only("pk")[:2])
     return found[0] if len(found) == 1 else None
 
 

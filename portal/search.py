@@ -36,7 +36,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from builds.models import Allocation, Installation, Server
-from builds.selectors import has_bench
+from builds.selectors import bench_servers_named, has_bench
 from inventory.models import BatchLot, Component, PurchaseOrder, Supplier
 from inventory.serials import normalize_serial
 from orders.models import Order
@@ -309,8 +309,8 @@ def exact_matches(*, user: Any, query: str) -> list[Hit]:
     pm = is_pm(user)
     hits: list[Hit] = []
     hits += [_order_hit(o) for o in _orders(user).filter(reference=upper)[:2]]
-    servers = _servers(user).alias(hostname_key=Upper("hostname"), asset_tag_key=Upper("asset_tag"))
-    hits += [_server_hit(s) for s in servers.filter(Q(hostname_key=upper) | Q(asset_tag_key=upper))[:2]]
+    servers = bench_servers_named(user, query).select_related("order", "partner")[:2]
+    hits += [_server_hit(s) for s in servers]
     components = list(components_for(user).with_serial(normalize_serial(query))[:2])
     hits += _serial_hits(components, pm=pm)
     lots = _lots(user).alias(lot_code_key=Upper("lot_code")).filter(lot_code_key=upper)[:2]
