@@ -123,7 +123,11 @@ def test_technician_logs_a_step_with_fields_and_blacklists_through_the_confirmat
     confirm = browser.find_element(By.ID, "blacklist-dialog-confirm")
     assert confirm.text == "Blacklist PCIE-A2"
     confirm.click()
-    message = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, ".messages .success")))
+    # The page still shows the step's message until the blacklist's answer replaces it: wait for the new text,
+    # not for any success message (the old one goes stale under the reload).
+    success = (By.CSS_SELECTOR, ".messages .success")
+    wait.until(ec.text_to_be_present_in_element(success, "Blacklisted PCIE-A2"))
+    message = browser.find_element(*success)
     assert (
         message.text == f"Blacklisted PCIE-A2: “intermittent link training at x8”. {serial} moved to PCIE-A4."
     )
