@@ -26,6 +26,8 @@ from builds.services import (
 )
 from inventory.choices import ComponentStatus, PartCategory
 from inventory.models import Component
+from orders.choices import OrderStatus
+from orders.services import order_start_assembly
 from werkbank.demo_context import DemoContext
 
 CHECKLIST = [
@@ -212,6 +214,13 @@ def seed(context: DemoContext) -> None:
     if not seven_u.servers.filter(installations__isnull=False).exists():
         _build_seven_u(seven_u.servers.get(), pm)
         context.created += 1
+    # Both orders' servers are on the bench: the orders themselves are in assembly, as a PM would move them.
+    for order in (fleet, seven_u):
+        order.refresh_from_db()
+        if order.status == OrderStatus.PROCUREMENT:
+            context.orders[order.customer.name] = order_start_assembly(
+                order=order, actor=pm, note="All parts received at Kentino Werkstatt; assembly started"
+            )
 
 
 def _free_components(order: Any, category: str, *, lot_index: int | None = None) -> list[Component]:

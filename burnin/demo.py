@@ -28,6 +28,8 @@ from burnin.models import BurnInRun
 from burnin.services.gate import server_pass_burnin
 from burnin.services.ingest import report_ingest
 from inventory.choices import PartCategory
+from orders.choices import OrderStatus
+from orders.services import order_start_burn_in
 from werkbank.demo_context import DemoContext
 
 SEED_003_REPORT = Path(settings.BASE_DIR) / "tests" / "fixtures" / "burnin" / "seed003-report.json"
@@ -67,6 +69,14 @@ def seed(context: DemoContext) -> None:
             server_pass_burnin(
                 server=server, actor=pm, note="Clean 10 h burn-in, all eight cards at Gen5 x16."
             )
+    # The 7U order's one machine is in burn-in, so the order is too (the fleet's are still on the bench).
+    order = context.orders["Inferenzlabor GmbH"]
+    order.refresh_from_db()
+    on_bench = order.servers.filter(status=ServerStatus.ASSEMBLING).exists()
+    if order.status == OrderStatus.ASSEMBLY and not on_bench:
+        context.orders[order.customer.name] = order_start_burn_in(
+            order=order, actor=pm, note="The machine is assembled; its 72 h burn-in is running"
+        )
 
 
 def _gpu_serials(server: Server) -> list[str]:

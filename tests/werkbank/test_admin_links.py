@@ -51,7 +51,7 @@ def test_lists_link_search_and_show_progress(pm_client):
     built = fleet.servers.filter(status__in=sorted(AT_LEAST_ASSEMBLED)).count()
     html = pm_client.get(reverse("admin:orders_order_changelist")).content.decode()
     assert f'<progress value="{built}" max="8"></progress> {built} / 8 assembled' in html
-    assert 'class="badge badge-' in html and 'data-status="procurement"' in html
+    assert 'class="badge badge-' in html and 'data-status="assembly"' in html
 
     # Components, searched by the hostname and the asset tag of the server they are allocated to.
     allocation = Allocation.objects.filter(released_at__isnull=True).select_related("server").first()

@@ -30,7 +30,7 @@ def test_seed_demo_is_idempotent_and_loads_the_fleets(client, capsys):
     assert "pm " in out and DEMO_PASSWORD in out
     orders = {order.customer.name: order for order in Order.objects.select_related("configuration")}
     fleet = orders["Vastfleet Rentals GmbH"]
-    assert (fleet.server_count, fleet.status) == (8, "procurement")
+    assert (fleet.server_count, fleet.status) == (8, "assembly")
     # Seed 000's 5458 W of TDP fit 5× 1600 W N+1 × 0.9 = 5760 W: approved without an override.
     assert fleet.approval_override_reason == ""
     assert not AuditEvent.objects.filter(verb="order.approve_override").exists()
@@ -54,7 +54,7 @@ def test_seed_demo_is_idempotent_and_loads_the_fleets(client, capsys):
     at_kentino = Component.objects.filter(holder__name="Kentino Werkstatt").count()
     assert at_kentino == Component.objects.count() == 293
     assert orders["NEOXIS AD"].status == "roi_review"
-    assert orders["Inferenzlabor GmbH"].status == "procurement"
+    assert orders["Inferenzlabor GmbH"].status == "burn_in"
     bom = {line.part.mpn: line.quantity for line in fleet.configuration.lines.select_related("part")}
     assert bom["RTX5090-32G-SRV"] == 8
     assert bom["TURIN2D24G-2L+"] == 1
