@@ -362,8 +362,15 @@ class ROIAssessmentAdmin(PMAdmin):
                 value = field.clean(request.POST.get(name, ""))
                 ROIAssessment._meta.get_field(name).run_validators(value)
             except ValidationError as exc:
+                # "required" lets the page say what is still to fill in rather than flag an error.
+                code = next((error.code for error in exc.error_list if error.code), "invalid")
                 return JsonResponse(
-                    {"field": name, "label": str(field.label), "message": " ".join(exc.messages)},
+                    {
+                        "field": name,
+                        "label": str(field.label),
+                        "message": " ".join(exc.messages),
+                        "code": code,
+                    },
                     status=400,
                 )
             if value is not None:

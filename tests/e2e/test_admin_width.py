@@ -170,6 +170,10 @@ def test_the_roi_form_previews_the_result_as_the_pm_types(live_server, browser, 
         "colo_month": "600",
     }  # fmt: skip
     browser.find_element(By.NAME, "order").send_keys(order.reference)
+    # Started, not finished: the preview says what it still needs, as a hint rather than an error.
+    hint = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#roi-preview .roi-preview-missing")))
+    assert hint.text.startswith("Still needed for the result: ")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#roi-preview .roi-preview-error, .roi-preview-bad")
     for name, value in values.items():
         field = browser.find_element(By.NAME, name)
         field.clear()

@@ -82,6 +82,8 @@ def test_a_bad_input_is_a_400_naming_the_field(pm_browser, tenants, field, value
     assert data["field"] == field
     assert words in data["message"].lower()
     assert data["label"] == str(ROIAssessment._meta.get_field(field).verbose_name)
+    # An empty input is "still needed" on the page, not an error: the code tells the two apart.
+    assert (data["code"] == "required") == (words == "required")
 
 
 def test_idle_above_full_load_is_refused_by_the_formulas_naming_the_field(pm_browser, tenants):

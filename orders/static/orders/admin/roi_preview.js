@@ -26,6 +26,7 @@
     var url = box.getAttribute("data-url");
     var timer = null;
     var sequence = 0;
+    var touched = false;
 
     function clearMarks() {
       form.querySelectorAll(".roi-preview-bad").forEach(function (row) {
@@ -67,7 +68,25 @@
       box.appendChild(list);
     }
 
+    function showMissing(data) {
+      // A value not entered yet is no error: before the PM types, the intro stays; after, the preview says
+      // which input it still needs, without marking the row.
+      if (!touched) {
+        return;
+      }
+      clearMarks();
+      box.replaceChildren();
+      var text = "Still needed for the result: " + (data.label || data.field) + ".";
+      var hint = element("p", text, "roi-preview-missing wb-muted");
+      hint.setAttribute("data-field", data.field || "");
+      box.appendChild(hint);
+    }
+
     function showError(data) {
+      if (data.code === "required") {
+        showMissing(data);
+        return;
+      }
       clearMarks();
       box.replaceChildren();
       var message = (data.label || data.field || "Input") + ": " + (data.message || data.error || "invalid.");
@@ -114,6 +133,7 @@
     }
 
     function soon() {
+      touched = true;
       window.clearTimeout(timer);
       timer = window.setTimeout(update, 300);
     }
