@@ -1,6 +1,7 @@
 """Server statuses with their transition map (README.md, Lifecycle), connector kinds and build steps."""
 
 from django.db import models
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from inventory.choices import PartCategory
@@ -15,6 +16,15 @@ class ServerStatus(models.TextChoices):
     BURN_IN_FAILED = "burn_in_failed", _("Burn-in failed")
     DEPLOYED = "deployed", _("Deployed")
     HANDED_OVER = "handed_over", _("Handed over")
+
+
+def status_in_sentence(status: str) -> str:
+    """A server status's label, in the active language, as a sentence about the server says it. English
+    writes it in lower case ("Server wb-2026-0001-03 is planned"); German keeps the label's capitals (its
+    nouns: "In Montage", "Stresstest"), and its sentences quote the label as it stands."""
+    label = str(ServerStatus(status).label)
+    language = translation.get_language()
+    return label.lower() if language is None or language.startswith("en") else label
 
 
 SERVER_TRANSITIONS: dict[str, frozenset[str]] = {

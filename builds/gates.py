@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from builds.choices import AT_LEAST_ASSEMBLED, ServerStatus
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from builds.choices import AT_LEAST_ASSEMBLED, status_in_sentence
 from builds.models import Server
 from orders.choices import OrderStatus
 from orders.gates import named_at_most, register
@@ -37,7 +40,9 @@ def orders_have_servers(orders: Sequence[Any]) -> dict[int, list[str]]:
         .distinct()
     )
     return {
-        order.pk: [] if order.pk in with_servers else [f"Order {order.reference} has no servers to assemble."]
+        order.pk: []
+        if order.pk in with_servers
+        else [_("Order %(reference)s has no servers to assemble.") % {"reference": order.reference}]
         for order in orders
     }
 
@@ -53,15 +58,25 @@ def orders_servers_assembled(orders: Sequence[Any]) -> dict[int, list[str]]:
     for order in orders:
         servers = by_order[order.pk]
         if not servers:
-            missing[order.pk] = [f"Order {order.reference} has no servers to burn in."]
+            missing[order.pk] = [
+                _("Order %(reference)s has no servers to burn in.") % {"reference": order.reference}
+            ]
             continue
         missing[order.pk] = named_at_most(
             [
-                f"Server {hostname} is {ServerStatus(status).label.lower()}; it must be assembled first."
+                _("Server %(hostname)s is %(status)s; it must be assembled first.")
+                % {"hostname": hostname, "status": status_in_sentence(status)}
                 for hostname, status in servers
                 if status not in AT_LEAST_ASSEMBLED
             ],
-            more=lambda count: f"{count} more server(s) are not assembled yet.",
+            more=lambda count: (
+                ngettext(
+                    "%(count)d more server is not assembled yet.",
+                    "%(count)d more servers are not assembled yet.",
+                    count,
+                )
+                % {"count": count}
+            ),
         )
     return missing
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from builds.choices import ServerStatus
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from builds.choices import ServerStatus, status_in_sentence
 from builds.gates import order_servers
 from orders.choices import OrderStatus
 from orders.gates import named_at_most, register
@@ -21,15 +24,25 @@ def orders_servers_passed_burnin(orders: Sequence[Any]) -> dict[int, list[str]]:
     for order in orders:
         servers = by_order[order.pk]
         if not servers:
-            missing[order.pk] = [f"Order {order.reference} has no servers to deploy."]
+            missing[order.pk] = [
+                _("Order %(reference)s has no servers to deploy.") % {"reference": order.reference}
+            ]
             continue
         missing[order.pk] = named_at_most(
             [
-                f"Server {hostname} is {ServerStatus(status).label.lower()}; it must pass burn-in first."
+                _("Server %(hostname)s is %(status)s; it must pass burn-in first.")
+                % {"hostname": hostname, "status": status_in_sentence(status)}
                 for hostname, status in servers
                 if status not in PASSED_BURN_IN
             ],
-            more=lambda count: f"{count} more server(s) have not passed burn-in yet.",
+            more=lambda count: (
+                ngettext(
+                    "%(count)d more server has not passed burn-in yet.",
+                    "%(count)d more servers have not passed burn-in yet.",
+                    count,
+                )
+                % {"count": count}
+            ),
         )
     return missing
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from builds.choices import ServerStatus
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from builds.choices import status_in_sentence
 from builds.gates import order_servers
 from deployment.choices import DEPLOYED_OR_LATER
 from orders.choices import OrderStatus
@@ -19,15 +22,25 @@ def orders_servers_deployed(orders: Sequence[Any]) -> dict[int, list[str]]:
     for order in orders:
         servers = by_order[order.pk]
         if not servers:
-            missing[order.pk] = [f"Order {order.reference} has no servers to hand over."]
+            missing[order.pk] = [
+                _("Order %(reference)s has no servers to hand over.") % {"reference": order.reference}
+            ]
             continue
         missing[order.pk] = named_at_most(
             [
-                f"Server {hostname} is {ServerStatus(status).label.lower()}; it must be deployed first."
+                _("Server %(hostname)s is %(status)s; it must be deployed first.")
+                % {"hostname": hostname, "status": status_in_sentence(status)}
                 for hostname, status in servers
                 if status not in DEPLOYED_OR_LATER
             ],
-            more=lambda count: f"{count} more server(s) are not deployed yet.",
+            more=lambda count: (
+                ngettext(
+                    "%(count)d more server is not deployed yet.",
+                    "%(count)d more servers are not deployed yet.",
+                    count,
+                )
+                % {"count": count}
+            ),
         )
     return missing
 

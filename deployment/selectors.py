@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db.models import F, Q, Sum
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
-from builds.choices import ServerStatus
+from builds.choices import ServerStatus, status_in_sentence
 from builds.models import Server
 from deployment.choices import DEPLOYED_OR_LATER
 from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork
@@ -222,13 +222,18 @@ def deploy_missing_many(*, servers: Sequence[Server]) -> dict[int, list[str]]:
         if server.status in DEPLOYED_OR_LATER:
             continue
         if server.status != ServerStatus.BURN_IN_PASSED:
-            status = server.get_status_display().lower()
-            missing.append(f"Server {server.hostname} is {status}; it must pass burn-in first.")
+            missing.append(
+                gettext("Server %(hostname)s is %(status)s; it must pass burn-in first.")
+                % {"hostname": server.hostname, "status": status_in_sentence(server.status)}
+            )
         if server.pk not in placed:
-            missing.append(f"Server {server.hostname} has no rack placement.")
+            missing.append(
+                gettext("Server %(hostname)s has no rack placement.") % {"hostname": server.hostname}
+            )
         if server.pk not in networked:
             missing.append(
-                f"Server {server.hostname} has no network record (management IP, BMC IP and BMC MAC)."
+                gettext("Server %(hostname)s has no network record (management IP, BMC IP and BMC MAC).")
+                % {"hostname": server.hostname}
             )
     return answer
 

@@ -8,6 +8,8 @@ not import them. So each of them registers a check here, in its `AppConfig.ready
 
 A check takes the order (locked, inside the transition's transaction) and returns what is missing, as plain
 sentences ("Server wb-2026-0001-03 is planned; it must be assembled first."); an empty list means it holds.
+The sentences go through gettext when the check runs, so they speak the active language: German on a German
+page, English in the API (which activates English for every request) and in whatever is stored.
 A gate may also give `check_many`, the same check for many orders at once in a fixed number of queries
 (`{order id: sentences}`): the PM's pipeline shows what blocks a hundred orders without a query per order.
 The single check should be the bulk one asked about one order, so the two can never disagree.

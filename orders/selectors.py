@@ -5,13 +5,15 @@ The arithmetic lives in `orders.formulas` (pure, no Django); this module feeds i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet, prefetch_related_objects
-from django.utils.translation import gettext_lazy
+from django.utils import formats
+from django.utils.translation import gettext, gettext_lazy
 
 from inventory.choices import PartCategory
 from orders import formulas, gates
@@ -129,7 +131,18 @@ def order_sizing(*, order: Order) -> formulas.SizingResult | None:
 
 
 def _fmt(value: float | None, unit: str = "", digits: int = 1) -> str:
-    return "—" if value is None else f"{value:,.{digits}f}{unit}"
+    """A figure with `digits` decimals and grouped thousands in the active language's format ("6,400 W",
+    German "6.400 W"). Rounded first: Django's number_format cuts a float's extra decimals off."""
+    if value is None:
+        return "—"
+    number = formats.number_format(round(value, digits), digits, use_l10n=True, force_grouping=True)
+    return f"{number}{unit}"
+
+
+def _fmt_g(value: float) -> str:
+    """A setting such as a target or a factor as Python's `g` format writes it, with the active language's
+    decimal separator ("0.9", German "0,9")."""
+    return f"{value:g}".replace(".", formats.get_format("DECIMAL_SEPARATOR"))
 
 
 def approval_checks(*, order: Order) -> list[GateCheck]:
@@ -144,18 +157,29 @@ def approval_checks(*, order: Order) -> list[GateCheck]:
     target = settings.WERKBANK_PAYBACK_TARGET_MONTHS
     assessment = latest_assessment(order=order)
     if assessment is None:
-        checks.append(GateCheck("roi", False, "No ROI assessment yet: add one before approval."))
+        checks.append(GateCheck("roi", False, gettext("No ROI assessment yet: add one before approval.")))
     else:
         payback = float(assessment.payback_months) if assessment.payback_months is not None else None
         ok = payback is not None and payback <= target
+        numbers = {
+            "version": assessment.version,
+            "payback": _fmt(payback),
+            "target": _fmt_g(target),
+            "net": formats.number_format(assessment.net_month, use_l10n=True, force_grouping=True),
+            "currency": assessment.currency,
+            "hours": assessment.hours_per_month,
+        }
         summary = (
-            f"ROI v{assessment.version}: payback {_fmt(payback, ' months')} "
-            f"against a target of {target:g} months "
-            f"(net {assessment.net_month:,} {assessment.currency}/month, H = {assessment.hours_per_month} h)."
+            gettext(
+                "ROI v%(version)s: payback %(payback)s months against a target of %(target)s months "
+                "(net %(net)s %(currency)s/month, H = %(hours)s h)."
+            )
             if payback is not None
-            else f"ROI v{assessment.version}: never pays back (net {assessment.net_month:,} "
-            f"{assessment.currency}/month ≤ 0); the target is {target:g} months."
-        )
+            else gettext(
+                "ROI v%(version)s: never pays back (net %(net)s %(currency)s/month ≤ 0); the target is "
+                "%(target)s months."
+            )
+        ) % numbers
         checks.append(
             GateCheck(
                 "roi",
@@ -173,17 +197,26 @@ def approval_checks(*, order: Order) -> list[GateCheck]:
     sizing = order_sizing(order=order)
     if sizing is not None:
         if sizing.fits is None:
-            checks.append(GateCheck("vram", False, "The configuration has no GPU with a known VRAM size."))
+            checks.append(
+                GateCheck("vram", False, gettext("The configuration has no GPU with a known VRAM size."))
+            )
         else:
             checks.append(
                 GateCheck(
                     "vram",
                     bool(sizing.fits),
-                    f"Workload needs {_fmt(sizing.per_gpu_gb, ' GB')} per GPU "
-                    f"({_fmt(sizing.per_gpu_gib, ' GiB')}; weights {_fmt(sizing.weights_gb, ' GB')}, "
-                    f"KV cache {_fmt(sizing.kv_cache_gb, ' GB')}, "
-                    f"overhead {_fmt(sizing.overhead_gb, ' GB')} in total); "
-                    f"headroom {_fmt(sizing.headroom_gb, ' GB')} per GPU.",
+                    gettext(
+                        "Workload needs %(per_gpu)s per GPU (%(per_gpu_gib)s; weights %(weights)s, KV cache "
+                        "%(kv_cache)s, overhead %(overhead)s in total); headroom %(headroom)s per GPU."
+                    )
+                    % {
+                        "per_gpu": _fmt(sizing.per_gpu_gb, " GB"),
+                        "per_gpu_gib": _fmt(sizing.per_gpu_gib, " GiB"),
+                        "weights": _fmt(sizing.weights_gb, " GB"),
+                        "kv_cache": _fmt(sizing.kv_cache_gb, " GB"),
+                        "overhead": _fmt(sizing.overhead_gb, " GB"),
+                        "headroom": _fmt(sizing.headroom_gb, " GB"),
+                    },
                     {
                         "per_gpu_gb": sizing.per_gpu_gb,
                         "total_gb": sizing.total_gb,
@@ -198,10 +231,20 @@ def approval_checks(*, order: Order) -> list[GateCheck]:
         GateCheck(
             "psu",
             bool(power.psu_ok),
-            f"PSU load {_fmt(power.psu_load_w, ' W', 0)} DC (TDP sum) against "
-            f"{_fmt(power.usable_with_headroom_w, ' W', 0)} usable with headroom {power_in.headroom:g} "
-            f"({_fmt(power.usable_w, ' W', 0)} usable of {_fmt(power.installed_w, ' W', 0)} installed); "
-            f"margin {_fmt(power.psu_margin_w, ' W', 0)} ({_fmt(power.psu_margin_pct, ' %')}).",
+            gettext(
+                "PSU load %(load)s DC (TDP sum) against %(usable_with_headroom)s usable with headroom "
+                "%(headroom)s (%(usable)s usable of %(installed)s installed); margin %(margin)s "
+                "(%(margin_pct)s)."
+            )
+            % {
+                "load": _fmt(power.psu_load_w, " W", 0),
+                "usable_with_headroom": _fmt(power.usable_with_headroom_w, " W", 0),
+                "headroom": _fmt_g(power_in.headroom),
+                "usable": _fmt(power.usable_w, " W", 0),
+                "installed": _fmt(power.installed_w, " W", 0),
+                "margin": _fmt(power.psu_margin_w, " W", 0),
+                "margin_pct": _fmt(power.psu_margin_pct, " %"),
+            },
             {
                 "psu_load_w": power.psu_load_w,
                 "usable_w": power.usable_w,
@@ -212,19 +255,29 @@ def approval_checks(*, order: Order) -> list[GateCheck]:
     )
     if power.circuit_ok is not None:
         source = (
-            "measured"
+            gettext("measured")
             if power.wall_power_measured
-            else f"DC load {_fmt(power.psu_load_w, ' W', 0)} / efficiency {power_in.efficiency:g}"
+            else gettext("DC load %(load)s / efficiency %(efficiency)s")
+            % {"load": _fmt(power.psu_load_w, " W", 0), "efficiency": _fmt_g(power_in.efficiency)}
         )
         checks.append(
             GateCheck(
                 "circuit",
                 bool(power.circuit_ok),
-                f"Wall power {_fmt(power.wall_power_w, ' W', 0)} ({source}) against the circuit's "
-                f"continuous limit {_fmt(power.circuit_continuous_w, ' W', 0)} "
-                f"(80 % of {order.circuit_phases}× {order.circuit_v} V × {order.circuit_a} A); "
-                f"margin {_fmt(power.circuit_margin_w, ' W', 0)} "
-                f"({_fmt(power.circuit_margin_pct, ' %')}).",
+                gettext(
+                    "Wall power %(wall)s (%(source)s) against the circuit's continuous limit %(limit)s "
+                    "(80 %% of %(phases)s× %(volts)s V × %(amps)s A); margin %(margin)s (%(margin_pct)s)."
+                )
+                % {
+                    "wall": _fmt(power.wall_power_w, " W", 0),
+                    "source": source,
+                    "limit": _fmt(power.circuit_continuous_w, " W", 0),
+                    "phases": order.circuit_phases,
+                    "volts": order.circuit_v,
+                    "amps": order.circuit_a,
+                    "margin": _fmt(power.circuit_margin_w, " W", 0),
+                    "margin_pct": _fmt(power.circuit_margin_pct, " %"),
+                },
                 {
                     "wall_power_w": power.wall_power_w,
                     "circuit_continuous_w": power.circuit_continuous_w,
@@ -290,9 +343,13 @@ def assessment_result(*, assessment: ROIAssessment) -> formulas.ROIResult:
 def bill_of_materials_missing(*, order: Order) -> list[str]:
     """What the configuration lacks before the order may go to ROI review: a GPU line and a chassis line."""
     categories = {line.part.category for line in configuration_lines(order=order)}
+    lacking = (
+        (PartCategory.GPU, gettext("a GPU line on configuration %(configuration)s")),
+        (PartCategory.CHASSIS, gettext("a chassis line on configuration %(configuration)s")),
+    )
     return [
-        f"a {label} line on configuration {order.configuration.name}"
-        for category, label in ((PartCategory.GPU, "GPU"), (PartCategory.CHASSIS, "chassis"))
+        sentence % {"configuration": order.configuration.name}
+        for category, sentence in lacking
         if category not in categories
     ]
 
@@ -301,8 +358,14 @@ def purchasing_data_missing(*, lines: Iterable[Any]) -> list[str]:
     """Configuration lines whose part cannot be ordered yet: no preferred supplier, or no list price."""
     lines = list(lines)
     return [
-        f"{line.part.mpn}: no preferred supplier" for line in lines if line.part.preferred_supplier_id is None
-    ] + [f"{line.part.mpn}: no list price" for line in lines if line.part.list_price is None]
+        gettext("%(mpn)s: no preferred supplier") % {"mpn": line.part.mpn}
+        for line in lines
+        if line.part.preferred_supplier_id is None
+    ] + [
+        gettext("%(mpn)s: no list price") % {"mpn": line.part.mpn}
+        for line in lines
+        if line.part.list_price is None
+    ]
 
 
 @dataclass(frozen=True)
@@ -325,12 +388,20 @@ def _own_missing(*, order: Order, target: str) -> tuple[list[str], bool]:
     """The orders app's own preconditions of a target, and whether a PM may override them."""
     if target == OrderStatus.ROI_REVIEW:
         missing = bill_of_materials_missing(order=order)
-        return ([f"The bill of materials lacks {' and '.join(missing)}."] if missing else []), False
+        if not missing:
+            return [], False
+        lacks = functools.reduce(
+            lambda first, second: gettext("%(first)s and %(second)s") % {"first": first, "second": second},
+            missing,
+        )
+        return [gettext("The bill of materials lacks %(missing)s.") % {"missing": lacks}], False
     if target == OrderStatus.APPROVED:
         return [check.summary for check in approval_checks(order=order) if not check.ok], True
     if target == OrderStatus.PROCUREMENT:
         lines = configuration_lines(order=order)
-        return [f"Part {entry}." for entry in purchasing_data_missing(lines=lines)], False
+        return [
+            gettext("Part %(entry)s.") % {"entry": entry} for entry in purchasing_data_missing(lines=lines)
+        ], False
     return [], False
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from builds.choices import ServerStatus
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from builds.choices import ServerStatus, status_in_sentence
 from builds.gates import order_servers
 from orders.choices import OrderStatus
 from orders.gates import named_at_most, register
@@ -18,11 +21,19 @@ def orders_servers_handed_over(orders: Sequence[Any]) -> dict[int, list[str]]:
     return {
         order.pk: named_at_most(
             [
-                f"Server {hostname} is {ServerStatus(status).label.lower()}; it must be handed over first."
+                _("Server %(hostname)s is %(status)s; it must be handed over first.")
+                % {"hostname": hostname, "status": status_in_sentence(status)}
                 for hostname, status in by_order[order.pk]
                 if status != ServerStatus.HANDED_OVER
             ],
-            more=lambda count: f"{count} more server(s) are not handed over yet.",
+            more=lambda count: (
+                ngettext(
+                    "%(count)d more server is not handed over yet.",
+                    "%(count)d more servers are not handed over yet.",
+                    count,
+                )
+                % {"count": count}
+            ),
         )
         for order in orders
     }

@@ -21,8 +21,9 @@ from typing import Any
 from dateutil.relativedelta import relativedelta
 from django.conf import settings
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
-from builds.choices import ServerStatus
+from builds.choices import ServerStatus, status_in_sentence
 from builds.models import Installation, Server
 from builds.selectors import blacklist_entries, connector_map
 from burnin.models import BurnInRun
@@ -295,10 +296,15 @@ def hand_over_missing_many(*, servers: Sequence[Server]) -> dict[int, list[str]]
     for server in servers:
         missing = answer[server.pk] = []
         if server.status != ServerStatus.DEPLOYED:
-            status = ServerStatus(server.status).label.lower()
-            missing.append(f"Server {server.hostname} is {status}; it must be deployed.")
+            missing.append(
+                _("Server %(hostname)s is %(status)s; it must be deployed.")
+                % {"hostname": server.hostname, "status": status_in_sentence(server.status)}
+            )
         if server.pk not in ready:
-            missing.append(f"Server {server.hostname} has no ready handover pack; generate one first.")
+            missing.append(
+                _("Server %(hostname)s has no ready handover pack; generate one first.")
+                % {"hostname": server.hostname}
+            )
     return answer
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from builds.choices import (
     BENCH_OPEN,
@@ -278,26 +279,32 @@ def assembly_gaps_many(servers: Sequence[Server]) -> dict[int, list[str]]:
     for server_id, part_id, serial, connector, blacklisted in rows:
         installed[server_id][part_id] += 1
         if blacklisted is not None:
-            on_blacklisted[server_id].append(f"{serial} sits in blacklisted connector {connector}")
+            on_blacklisted[server_id].append(
+                _("%(serial)s sits in blacklisted connector %(connector)s")
+                % {"serial": serial, "connector": connector}
+            )
     gaps: dict[int, list[str]] = {}
     for server in servers:
         configuration_id = server.order.configuration_id
         found = [
-            f"build step not logged: {item.get_kind_display()}"
+            _("build step not logged: %(step)s") % {"step": item.get_kind_display()}
             for item in checklists[configuration_id]
             if item.kind not in logged[server.pk]
         ]
         for line in bills[configuration_id]:
             have = installed[server.pk].get(line.part_id, 0)
             if have < line.quantity:
-                found.append(f"{line.quantity - have} of {line.quantity} {line.part.mpn} not installed")
+                found.append(
+                    _("%(missing)d of %(quantity)d %(mpn)s not installed")
+                    % {"missing": line.quantity - have, "quantity": line.quantity, "mpn": line.part.mpn}
+                )
         gaps[server.pk] = found + on_blacklisted[server.pk]
     return gaps
 
 
 def assembly_start_missing(server: Server) -> list[str]:
     """What a server lacks before its assembly (or rework) may start: an assigned partner."""
-    return [] if server.partner_id is not None else ["an assigned assembly partner"]
+    return [] if server.partner_id is not None else [_("an assigned assembly partner")]
 
 
 @transaction.atomic

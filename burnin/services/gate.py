@@ -22,6 +22,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from builds.choices import SERVER_TRANSITIONS, ServerStatus
 from builds.models import Server
@@ -74,12 +75,16 @@ def _stage_of(finding: Finding) -> str:
 
 
 def _stage_sentence(stage: BurnInStage) -> str:
-    ended = "was interrupted" if stage.status == StageStatus.INTERRUPTED else "failed"
-    reason = f": {stage.reason}" if stage.reason else ""
-    return (
-        f"Stage {stage.name} {ended}{reason}; the analysis recorded no finding for it that a project "
-        "manager could waive, so the burn-in must be run again."
-    )
+    if stage.status == StageStatus.INTERRUPTED:
+        ended = _("Stage %(stage)s was interrupted") % {"stage": stage.name}
+    else:
+        ended = _("Stage %(stage)s failed") % {"stage": stage.name}
+    if stage.reason:
+        ended = _("%(ended)s: %(reason)s") % {"ended": ended, "reason": stage.reason}
+    return _(
+        "%(ended)s; the analysis recorded no finding for it that a project manager could waive, so the "
+        "burn-in must be run again."
+    ) % {"ended": ended}
 
 
 def run_blockers(run: BurnInRun) -> tuple[list[Finding], list[BurnInStage]]:
@@ -169,7 +174,9 @@ def _status_missing(server: Server) -> list[str]:
 
 
 def _no_run_sentence(server: Server) -> str:
-    return f"Server {server.hostname} has no burn-in run yet: the probe's report must be uploaded first."
+    return _("Server %(hostname)s has no burn-in run yet: the probe's report must be uploaded first.") % {
+        "hostname": server.hostname
+    }
 
 
 def burnin_gate_state(*, server: Server) -> GateState:

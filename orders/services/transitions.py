@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
+from django.utils import translation
 
 from inventory.models import Part
 from inventory.services import po_create
@@ -117,7 +118,9 @@ def _approval_gate(order: Order) -> list[str]:
 def order_approve(*, order: Order, actor: Any, note: str = "", override_reason: str = "") -> Order:
     """roi_review → approved, through the gate: the latest ROI pays back within the target, the workload
     fits the VRAM, and the power budget holds. A PM may override failed checks with a written reason,
-    which is audited with the checks it overrode and shown on the order."""
+    which is audited with the checks it overrode and shown on the order. The checks' sentences speak the
+    active language (the PM's page may be German); the audit row keeps them in English, as every stored
+    text is."""
     override_reason = (override_reason or "").strip()
     overridden: list[str] = []
 
@@ -131,7 +134,9 @@ def order_approve(*, order: Order, actor: Any, note: str = "", override_reason: 
                 missing=failed,
                 code="approval_gate",
             )
-        overridden.extend(failed)
+        if failed:
+            with translation.override("en"):
+                overridden.extend(_approval_gate(locked))
 
     approved = _transition(
         order=order, actor=actor, target=OrderStatus.APPROVED, verb="approve", note=note, check=gate

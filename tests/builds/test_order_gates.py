@@ -117,7 +117,7 @@ def test_a_long_list_names_ten_servers_and_counts_the_rest(tenants):
     missing = _post(tenants.pm, order, "start-burn-in").json()["missing"]
     assert len(missing) == 11
     assert missing[0] == "Server host-01 is planned; it must be assembled first."
-    assert missing[-1] == "2 more server(s) are not assembled yet."
+    assert missing[-1] == "2 more servers are not assembled yet."
 
 
 def test_checks_list_the_orders_own_preconditions(tenants):

@@ -529,7 +529,7 @@ def test_the_deployment_gate_names_ten_servers_and_counts_the_rest(tenants):
 
     assert len(missing) == 11
     assert missing[0] == f"Server {servers[1].hostname} is burn-in; it must pass burn-in first."
-    assert missing[-1] == "2 more server(s) have not passed burn-in yet."
+    assert missing[-1] == "2 more servers have not passed burn-in yet."
 
 
 def test_an_order_without_servers_cannot_deploy(tenants):
