@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from inventory.models import Component, StockMovement
 from tests import factories
@@ -169,3 +171,40 @@ def test_servers_page_by_order_then_sequence_each_once_and_only_the_partners(ten
     assert [row["id"] for row in pm_rows] == expected and len(expected) == 6
     partner_rows = _walk(api_client(tenants.user_p), "/api/v1/builds/servers/", limit=2)
     assert [row["id"] for row in partner_rows] == expected[1:]
+
+
+def test_offset_pages_are_the_lists_rows_in_its_order_with_their_counts_in_constant_queries(
+    tenants, django_assert_num_queries
+):
+    """Past the first page, limit/offset reads the page's keys first and then only those rows in full
+    (werkbank.api.pagination.offset_page): walking the servers list page by page gives every server once,
+    in the list's order (order, then sequence), with its per-row counts, in the same queries on every page
+    after the first (one more than the first)."""
+    from builds.choices import ConnectorKind
+    from builds.models import Connector
+
+    orders = [factories.OrderFactory(customer=tenants.customer_a, server_count=3) for _ in range(3)]
+    servers = [server for order in reversed(orders) for server in factories.make_servers(order)]
+    for count, server in enumerate(servers):
+        for position in range(count % 4):
+            Connector.objects.create(
+                server=server, name=f"PCIE{position}", kind=ConnectorKind.PCIE_SLOT, position=position
+            )
+    client = api_client(tenants.pm)
+    expected = [
+        (server.pk, Connector.objects.filter(server=server).count())
+        for server in sorted(servers, key=lambda server: (server.order_id, server.sequence))
+    ]
+    first = client.get("/api/v1/builds/servers/", {"limit": 2}).json()
+    seen = [(row["id"], row["connector_count"]) for row in first["results"]]
+    queries: set[int] = set()
+    for offset in range(2, len(servers), 2):
+        with CaptureQueriesContext(connection) as captured:
+            body = client.get("/api/v1/builds/servers/", {"limit": 2, "offset": offset}).json()
+        queries.add(len(captured))
+        assert body["count"] == len(servers)
+        seen.extend((row["id"], row["connector_count"]) for row in body["results"])
+    assert seen == expected
+    assert len(queries) == 1, f"deep pages ran different numbers of queries: {queries}"
+    with django_assert_num_queries(queries.pop() - 1):
+        client.get("/api/v1/builds/servers/", {"limit": 2})

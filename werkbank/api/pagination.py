@@ -39,10 +39,46 @@ MAX_LIMIT = 200
 
 
 class Pagination(LimitOffsetPagination):
-    """The default: `?limit=&offset=`, with the list's total in `count`."""
+    """The default: `?limit=&offset=`, with the list's total in `count`.
+
+    A page past the first is read in two steps (`offset_page`): the database skips rows along the order
+    with nothing but their keys, and only the page's rows get their joins and per-row counts.
+    """
 
     default_limit = DEFAULT_LIMIT
     max_limit = MAX_LIMIT
+
+    def paginate_queryset(self, queryset: QuerySet, request: Request, view: Any = None) -> list | None:
+        # DRF's LimitOffsetPagination.paginate_queryset, with the page read by offset_page.
+        self.request = request
+        self.limit = self.get_limit(request)
+        if self.limit is None:
+            return None
+        self.count = self.get_count(queryset)
+        self.offset = self.get_offset(request)
+        if self.count > self.limit and self.template is not None:
+            self.display_page_controls = True
+        if self.count == 0 or self.offset > self.count:
+            return []
+        return offset_page(queryset, self.offset, self.limit)
+
+
+def offset_page(queryset: QuerySet, offset: int, limit: int) -> list:
+    """The rows `offset` to `offset + limit` of `queryset`, in its order.
+
+    Sliced as it stands, the database computes every selected column of every skipped row before it drops
+    them: the joins and the per-row counts of a server (connectors, installed, blacklisted) for the 9,900
+    servers before offset 9,900 (~170 ms on the scale dataset). So past the first page, the page's keys
+    are read first (the same order and filters, nothing else selected), then only those rows in full: one
+    query more, and the cost of the skipped rows is the index walk alone. The first page stays one query.
+    """
+    if offset == 0 or not isinstance(queryset, QuerySet):
+        return list(queryset[offset : offset + limit])
+    keys = list(queryset.values_list("pk", flat=True)[offset : offset + limit])
+    if not keys:
+        return []
+    rows = {row.pk: row for row in queryset.order_by().filter(pk__in=keys)}
+    return [rows[key] for key in keys if key in rows]
 
 
 class KeysetPagination(BasePagination):
