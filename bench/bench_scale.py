@@ -13,6 +13,9 @@ Figures, through Django's test client (session, middleware, access check, serial
 - `/bench/` for a PM (< 150 ms) and a partner, the customer portal's pages and the PM's pages (no target in
   the issue: shown for information).
 
+The series run as a server process does: with its startup heap frozen (`werkbank.apps.freeze_startup_heap`,
+which werkbank/wsgi.py calls), after one series without, for the ratio.
+
 Each series runs `REQUESTS` (100) requests, or as many as fit in `SERIES_BUDGET_S` seconds (1.5; at least
 `MIN_REQUESTS`, 20, or 10 for a 200-row page), so that `make bench` stays within 15 minutes on two cores;
 the note says how many ran (n=…). `BENCH_SCALE_SERIES_S=inf` runs all 100 of every series (much longer).
@@ -45,6 +48,7 @@ from bench.report import record
 from builds.models import Server
 from orders.models import Order
 from portal import scale
+from werkbank.apps import freeze_startup_heap
 
 REQUESTS = 100
 MIN_REQUESTS = 20
@@ -299,6 +303,20 @@ def _pages(pm: Client, partner: Client, customer: Client, customer_user: Any) ->
     _figure("/pm/search/?q=sc-0 as PM p95", _measure(pm, "/pm/search/?q=sc-0"), None)
 
 
+def _server_heap(pm: Client) -> None:
+    """Measure as the server runs: the WSGI entry point freezes its startup heap (werkbank.apps.
+    freeze_startup_heap), so this process does the same before the series; first, the slow alternative,
+    one 200-row list with every object still in the collector's generations, for the ratio."""
+    print("The collector (orders at limit=200 as a PM, before and after freezing the startup heap):")
+    url = _with("/api/v1/orders/", limit=200)
+    before = _measure(pm, url, minimum=MIN_REQUESTS)
+    _figure("API orders limit=200 as PM p95, startup heap not frozen", before, None, "the slow alternative")
+    frozen = freeze_startup_heap()
+    print(f"  froze {frozen:,} objects, as werkbank/wsgi.py does when a server process starts")
+    after = _measure(pm, url, minimum=MIN_REQUESTS)
+    _figure("API orders limit=200 as PM p95, startup heap frozen", after, None)
+
+
 def run() -> None:
     size = SMALL if os.environ.get("BENCH_SCALE") == "small" else scale.ScaleSize()
     start = time.perf_counter()
@@ -318,6 +336,7 @@ def run() -> None:
         client.force_login(users.get(username=username))
         clients[username] = client
     pm, partner, customer = clients.values()
+    _server_heap(pm)
     _api(pm, partner)
     _admin(pm)
     _pages(pm, partner, customer, users.get(username="scale-customer-001"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 
 from django.apps import AppConfig
@@ -32,3 +33,22 @@ def announce_task_mode() -> None:
         logger.warning("REDIS_URL is not set: Celery tasks run in-process (eager mode).")
     else:
         logger.info("Celery tasks go to the broker at REDIS_URL.")
+
+
+def freeze_startup_heap() -> int:
+    """Load every view, serializer and admin (through the URL configuration), then move every object alive
+    now into the collector's permanent generation (`gc.freeze()`); returns how many were frozen.
+
+    Called once by the WSGI/ASGI entry points, after the application is built. A server process's startup
+    heap (Django, the apps, the URL patterns, the API schema's classes: some 180,000 objects) lives as long
+    as the process, but the collector scanned all of it on each full collection, and a 200-row API page
+    allocates enough to trigger one every few requests: those requests took ~150 ms more (p50 36 ms, p95
+    151 ms for orders at limit=200 on the scale dataset; frozen, p95 64 ms; bench_scale measures both). The
+    Python documentation recommends this for long-lived server processes (see `gc.freeze`).
+    """
+    from django.urls import get_resolver
+
+    _patterns = get_resolver().url_patterns  # imports every app's views, serializers and admin
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
