@@ -27,6 +27,7 @@ The API's throttle is off, as for every bench (bench/__main__.py).
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import statistics
@@ -305,10 +306,11 @@ def _pages(pm: Client, partner: Client, customer: Client, customer_user: Any) ->
 
 def _server_heap(pm: Client) -> None:
     """Measure as the server runs: the WSGI entry point freezes its startup heap (werkbank.apps.
-    freeze_startup_heap), so this process does the same before the series; first, the slow alternative,
-    one 200-row list with every object still in the collector's generations, for the ratio."""
+    freeze_startup_heap), as the runner (bench/__main__.py) did; first, the slow alternative, one 200-row list
+    with every object back in the collector's generations, for the ratio."""
     print("The collector (orders at limit=200 as a PM, before and after freezing the startup heap):")
     url = _with("/api/v1/orders/", limit=200)
+    gc.unfreeze()
     before = _measure(pm, url, minimum=MIN_REQUESTS)
     _figure("API orders limit=200 as PM p95, startup heap not frozen", before, None, "the slow alternative")
     frozen = freeze_startup_heap()
