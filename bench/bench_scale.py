@@ -14,7 +14,7 @@ Figures, through Django's test client (session, middleware, access check, serial
   the issue: shown for information).
 
 The series run as a server process does: with its startup heap frozen (`werkbank.apps.freeze_startup_heap`,
-which werkbank/wsgi.py calls), after one series without, for the ratio.
+which werkbank/wsgi.py calls; the runner, bench/__main__.py, does it once for every bench).
 
 Each series runs `REQUESTS` (100) requests, or as many as fit in `SERIES_BUDGET_S` seconds (1.5; at least
 `MIN_REQUESTS`, 20, or 10 for a 200-row page), so that `make bench` stays within 15 minutes on two cores;
@@ -27,7 +27,6 @@ The API's throttle is off, as for every bench (bench/__main__.py).
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import statistics
@@ -49,7 +48,6 @@ from bench.report import record
 from builds.models import Server
 from orders.models import Order
 from portal import scale
-from werkbank.apps import freeze_startup_heap
 
 REQUESTS = 100
 MIN_REQUESTS = 20
@@ -304,21 +302,6 @@ def _pages(pm: Client, partner: Client, customer: Client, customer_user: Any) ->
     _figure("/pm/search/?q=sc-0 as PM p95", _measure(pm, "/pm/search/?q=sc-0"), None)
 
 
-def _server_heap(pm: Client) -> None:
-    """Measure as the server runs: the WSGI entry point freezes its startup heap (werkbank.apps.
-    freeze_startup_heap), as the runner (bench/__main__.py) did; first, the slow alternative, one 200-row list
-    with every object back in the collector's generations, for the ratio."""
-    print("The collector (orders at limit=200 as a PM, before and after freezing the startup heap):")
-    url = _with("/api/v1/orders/", limit=200)
-    gc.unfreeze()
-    before = _measure(pm, url, minimum=MIN_REQUESTS)
-    _figure("API orders limit=200 as PM p95, startup heap not frozen", before, None, "the slow alternative")
-    frozen = freeze_startup_heap()
-    print(f"  froze {frozen:,} objects, as werkbank/wsgi.py does when a server process starts")
-    after = _measure(pm, url, minimum=MIN_REQUESTS)
-    _figure("API orders limit=200 as PM p95, startup heap frozen", after, None)
-
-
 def run() -> None:
     size = SMALL if os.environ.get("BENCH_SCALE") == "small" else scale.ScaleSize()
     start = time.perf_counter()
@@ -338,7 +321,6 @@ def run() -> None:
         client.force_login(users.get(username=username))
         clients[username] = client
     pm, partner, customer = clients.values()
-    _server_heap(pm)
     _api(pm, partner)
     _admin(pm)
     _pages(pm, partner, customer, users.get(username="scale-customer-001"))
