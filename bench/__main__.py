@@ -80,7 +80,7 @@ def main() -> int:
     unthrottled = override_settings(WERKBANK_API_RATE=None)
     unthrottled.enable()
     # Measure as a server process runs: werkbank/wsgi.py freezes the startup heap once the application is
-    # loaded (bench_scale times one series without it, for the ratio).
+    # loaded (bench_orders times one series without it, for the ratio).
     print(f"froze the startup heap: {freeze_startup_heap():,} objects, as werkbank/wsgi.py does")
     failed: list[str] = []
     started = time.perf_counter()

@@ -40,11 +40,11 @@ def freeze_startup_heap() -> int:
     now into the collector's permanent generation (`gc.freeze()`); returns how many were frozen.
 
     Called once by the WSGI/ASGI entry points, after the application is built. A server process's startup
-    heap (Django, the apps, the URL patterns, the API schema's classes: some 180,000 objects) lives as long
-    as the process, but the collector scanned all of it on each full collection, and a 200-row API page
-    allocates enough to trigger one every few requests: those requests took ~150 ms more (p50 36 ms, p95
-    151 ms for orders at limit=200 on the scale dataset; frozen, p95 64 ms; bench_scale measures both). The
-    Python documentation recommends this for long-lived server processes (see `gc.freeze`).
+    heap (Django, the apps, the URL patterns: some 135,000 objects) lives as long as the process, but the
+    collector scanned all of it on each full collection, and a 200-row API page allocates enough to trigger
+    one every few requests: those requests took ~100 ms more (orders at limit=200 in `make bench`: p50 35 ms;
+    p95 157 ms not frozen, 57 ms frozen; bench/bench_orders.py measures both). The Python documentation
+    recommends this for long-lived server processes (see `gc.freeze`).
     """
     from django.urls import get_resolver
 
