@@ -1,6 +1,6 @@
 """A server process freezes its startup heap (werkbank.apps.freeze_startup_heap, called by werkbank/wsgi.py
 and werkbank/asgi.py): the collector then no longer scans Django's and the apps' long-lived objects on each
-full collection, which had put ~150 ms on every few 200-row API pages (bench/bench_scale.py measures both)."""
+full collection, which had put ~100 ms on every few 200-row API pages (bench/bench_orders.py times both)."""
 
 from __future__ import annotations
 
