@@ -76,13 +76,4 @@ class LabelBatchStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-#: A batch is claimed by one task run at a time; a failed or interrupted run is claimed again (the broker's
-#: redelivery or a retry); a ready batch is final.
-LABEL_BATCH_TRANSITIONS: dict[str, frozenset[str]] = {
-    LabelBatchStatus.QUEUED: frozenset({LabelBatchStatus.RUNNING}),
-    LabelBatchStatus.RUNNING: frozenset(
-        {LabelBatchStatus.RUNNING, LabelBatchStatus.READY, LabelBatchStatus.FAILED}
-    ),
-    LabelBatchStatus.FAILED: frozenset({LabelBatchStatus.RUNNING}),
-    LabelBatchStatus.READY: frozenset(),
-}
+# A batch's status moves as every rendered-file job's does: werkbank.filejobs.TRANSITIONS.

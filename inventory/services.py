@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from collections.abc import Iterable
@@ -16,11 +15,9 @@ from django.utils import timezone
 
 from inventory.choices import (
     COMPONENT_TRANSITIONS,
-    LABEL_BATCH_TRANSITIONS,
     PO_TRANSITIONS,
     RECEIVABLE,
     ComponentStatus,
-    LabelBatchStatus,
     PartCategory,
     PurchaseOrderStatus,
 )
@@ -41,7 +38,7 @@ from inventory.serials import normalize_serial
 from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
-from werkbank.files import save_with_file
+from werkbank.filejobs import FileJob
 from werkbank.models import Organization
 from werkbank.services import next_reference
 from werkbank.tasks import enqueue_on_commit
@@ -568,15 +565,11 @@ def component_move(
 # --- Label batches ---------------------------------------------------------------------------------------
 #
 # A PM or a partner asks for the labels of a lot, a purchase order or a list of components
-# (`label_batch_request`); a Celery task renders them (`label_batch_generate`), as warranty's handover packs:
-#
-# 1. Claim: lock the batch row. A ready batch whose file is stored is left alone (a repeated or redelivered
-#    task changes nothing: the `ready_has_file` constraint and this check). Otherwise mark it running
-#    (attempts + 1) and commit, so a watcher sees it.
-# 2. Render outside any lock (inventory/labels.py), writing the progress in small transactions of its own.
-# 3. Finish: lock the row again; unless another run made it ready meanwhile, store the PDF through
-#    `werkbank.files.save_with_file` (written after the commit) and mark the batch ready with its SHA-256.
-# 4. On an error: mark the batch failed with the error and re-raise, so that the task retries.
+# (`label_batch_request`); a Celery task renders them (`label_batch_generate`) in the steps of a rendered-file
+# job (werkbank/filejobs.py), as warranty's handover packs: claim the row, render outside any lock
+# (inventory/labels.py) with the progress in small transactions, store the PDF and mark the batch ready with
+# its SHA-256 (a repeated or redelivered task changes nothing: the `ready_has_file` constraint and the
+# claim's check), or mark it failed and re-raise, so that the task retries.
 
 #: The most labels one batch prints (about 40 s of rendering, a 9 MB PDF); split a larger set.
 LABEL_BATCH_MAX = 20_000
@@ -647,83 +640,19 @@ def label_batch_request(
     return batch
 
 
-def _batch_file_stored(batch: LabelBatch) -> bool:
-    return bool(batch.pdf.name) and batch.pdf.field.storage.exists(batch.pdf.name)
-
-
-def _batch_claim(batch_id: int) -> LabelBatch | None:
-    """Step 1: the batch marked running, or None when there is nothing to do."""
-    with transaction.atomic():
-        batch = LabelBatch.objects.select_for_update().filter(pk=batch_id).first()
-        if batch is None:
-            logger.warning("Label batch %s no longer exists; nothing to render.", batch_id)
-            return None
-        if batch.status == LabelBatchStatus.READY and _batch_file_stored(batch):
-            return None
-        if (
-            LabelBatchStatus.RUNNING not in LABEL_BATCH_TRANSITIONS[batch.status]
-            and batch.status != LabelBatchStatus.READY
-        ):
-            return None
-        batch.status, batch.progress, batch.started_at = LabelBatchStatus.RUNNING, 0, timezone.now()
-        batch.attempts = F("attempts") + 1
-        batch.save(update_fields=["status", "progress", "started_at", "attempts"])
-        batch.refresh_from_db(fields=["attempts"])
-        return batch
+#: The steps of werkbank.filejobs for label batches: one PDF, its label count in the audited result.
+LABEL_BATCH_JOB = FileJob(
+    model=LabelBatch,
+    noun="Label batch",
+    verb="label_batch",
+    files=("pdf",),
+    summary=lambda batch: {"count": batch.count},
+)
 
 
 def label_batch_progress(*, batch_id: int, progress: int) -> None:
     """Write a running batch's progress (0–99) in a transaction of its own, so that a watcher sees it."""
-    LabelBatch.objects.filter(pk=batch_id, status=LabelBatchStatus.RUNNING).update(
-        progress=max(0, min(progress, 99))
-    )
-
-
-def _batch_finish(batch_id: int, pdf: bytes) -> LabelBatch:
-    """Step 3: store the PDF and mark the batch ready, unless another run did already."""
-    with transaction.atomic():
-        batch = LabelBatch.objects.select_for_update().get(pk=batch_id)
-        if batch.status == LabelBatchStatus.READY and _batch_file_stored(batch):
-            return batch
-        before = {"status": batch.status}
-        batch.status, batch.progress, batch.error = LabelBatchStatus.READY, 100, ""
-        batch.pdf_sha256, batch.pdf_size = hashlib.sha256(pdf).hexdigest(), len(pdf)
-        batch.finished_at = timezone.now()
-        save_with_file(
-            batch,
-            field="pdf",
-            content=pdf,
-            filename=f"labels-{batch.pk}.pdf",
-            update_fields=("status", "progress", "error", "pdf_sha256", "pdf_size", "finished_at"),
-        )
-        audit(
-            actor=None,
-            verb="label_batch.generate",
-            obj=batch,
-            before=before,
-            after={"status": LabelBatchStatus.READY, "count": batch.count, "pdf_sha256": batch.pdf_sha256},
-        )
-        return batch
-
-
-def _batch_fail(batch_id: int, error: BaseException) -> None:
-    """Step 4: record the failure in a transaction of its own (best effort: the database may be the cause)."""
-    message = f"{type(error).__name__}: {error}"[:2000]
-    try:
-        with transaction.atomic():
-            batch = LabelBatch.objects.select_for_update().filter(pk=batch_id).first()
-            if batch is None or batch.status == LabelBatchStatus.READY:
-                return
-            batch.status, batch.error, batch.finished_at = LabelBatchStatus.FAILED, message, timezone.now()
-            batch.save(update_fields=["status", "error", "finished_at"])
-            audit(
-                actor=None,
-                verb="label_batch.fail",
-                obj=batch,
-                after={"status": LabelBatchStatus.FAILED, "error": message},
-            )
-    except Exception:
-        logger.exception("Could not record the failure of label batch %s.", batch_id)
+    LABEL_BATCH_JOB.progress(batch_id, progress)
 
 
 def label_batch_generate(*, batch_id: int) -> LabelBatch | None:
@@ -731,9 +660,6 @@ def label_batch_generate(*, batch_id: int) -> LabelBatch | None:
 
     Returns the ready batch, or None when there was nothing to do. Re-raises what failed, after marking the
     batch failed, so that the task retries transient errors."""
-    batch = _batch_claim(batch_id)
-    if batch is None:
-        return LabelBatch.objects.filter(pk=batch_id, status=LabelBatchStatus.READY).first()
     reported = [0]
 
     def progress(value: int) -> None:
@@ -741,8 +667,7 @@ def label_batch_generate(*, batch_id: int) -> LabelBatch | None:
             reported[0] = value
             label_batch_progress(batch_id=batch_id, progress=value)
 
-    try:
-        return _batch_finish(batch_id, label_batch_pdf(batch=batch, progress=progress))
-    except Exception as error:
-        _batch_fail(batch_id, error)
-        raise
+    return LABEL_BATCH_JOB.run(
+        batch_id,
+        lambda batch: {"pdf": (f"labels-{batch.pk}.pdf", label_batch_pdf(batch=batch, progress=progress))},
+    )

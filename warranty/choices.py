@@ -54,15 +54,8 @@ class NoticeThreshold(models.IntegerChoices):
 
 # --- handover packs ---------------------------------------------------------------------------------------
 
-#: A pack's status, as its task moves it: a worker takes a queued pack (or one whose worker died while it
-#: ran, or one that failed and is retried) and leaves it ready or failed. A ready pack never changes: a new
-#: revision replaces it.
-PACK_TRANSITIONS: dict[str, frozenset[str]] = {
-    PackStatus.QUEUED: frozenset({PackStatus.RUNNING}),
-    PackStatus.RUNNING: frozenset({PackStatus.RUNNING, PackStatus.READY, PackStatus.FAILED}),
-    PackStatus.FAILED: frozenset({PackStatus.RUNNING}),
-    PackStatus.READY: frozenset(),
-}
+# A pack's status moves as every rendered-file job's does: werkbank.filejobs.TRANSITIONS.
+
 #: Server statuses for which a pack may be asked
 #: for: the pack prints the rack placement, the addresses and the monitoring access, which exist once the
 #: server is deployed; after the handover a new revision may still be issued (another language, a
