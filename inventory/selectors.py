@@ -66,17 +66,7 @@ def lot_labels_pdf(*, lot: BatchLot, components: QuerySet) -> bytes:
 
 def component_label_pdf(*, component: Component) -> bytes:
     """One component's label for a 62 mm label printer (the component already scoped to the user)."""
-    part, lot = component.part, component.lot
-    return render_component_label(
-        Label(
-            serial=component.serial,
-            part=f"{part.manufacturer} {part.name} ({part.mpn})",
-            mpn=part.mpn,
-            lot=lot.lot_code,
-            po=component.po_line.purchase_order.number,
-            extra=f"DC {lot.date_code} · {lot.country_of_origin}",
-        )
-    )
+    return render_component_label(_component_label(component))
 
 
 def _component_label(component: Component) -> Label:
