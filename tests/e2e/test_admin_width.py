@@ -19,6 +19,7 @@ from django.contrib import admin
 from django.core.management import call_command
 from django.test import RequestFactory
 from django.urls import reverse
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
@@ -160,7 +161,8 @@ def test_the_roi_form_previews_the_result_as_the_pm_types(live_server, browser, 
     browser.set_window_size(WIDTH, 900)
     _log_in(browser, live_server, "pm", factories.PASSWORD)
     browser.get(f"{live_server.url}/admin/orders/roiassessment/add/")
-    wait = WebDriverWait(browser, 15)
+    # The preview redraws its box on every answer: a figure read while it redraws is stale, so look again.
+    wait = WebDriverWait(browser, 15, ignored_exceptions=[StaleElementReferenceException])
     preview = wait.until(ec.presence_of_element_located((By.ID, "roi-preview")))
     assert "Fill in the inputs" in preview.text or "capex" in preview.text.lower()
 
