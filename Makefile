@@ -39,8 +39,8 @@ demo: seed
 	$(PY) manage.py runserver $(HOST)
 
 # The production profile under gunicorn with a Celery worker and beat (Procfile), against PostgreSQL and
-# Redis (both required). SECRET_KEY, ALLOWED_HOSTS and WERKBANK_SECRETS_KEYS come from the environment or
-# from a .env file, which honcho reads (README: Production serving).
+# Redis (both required). SECRET_KEY, ALLOWED_HOSTS, WERKBANK_SECRETS_KEYS and WERKBANK_SIGNING_KEYS come from
+# the environment or from a .env file, which honcho reads (README: Production serving).
 serve: venv
 	@export PATH="$(CURDIR)/$(VENV)/bin:$$PATH" WERKBANK_ENV="$${WERKBANK_ENV:-production}" \
 		WERKBANK_REQUIRE_SERVICES=1 && source scripts/services.sh && \
@@ -59,6 +59,7 @@ lint: venv
 	$(PY) manage.py makemigrations --check --dry-run
 	WERKBANK_ENV=production SECRET_KEY=lint-only-$$(printf 'x%.0s' {1..60})-Zq7 ALLOWED_HOSTS=werkbank.example \
 		WERKBANK_SECRETS_KEYS=bGludC1vbmx5LWtleS1ub3QtZm9yLXByb2R1Y3Rpb24= \
+		WERKBANK_SIGNING_KEYS=bGludC1vbmx5LXNpZ25pbmcta2V5LW5vdC1yZWFsISE= \
 		DATABASE_URL=postgres://lint:lint@127.0.0.1:9/lint-never-connected \
 		$(PY) manage.py check --deploy --fail-level WARNING
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null

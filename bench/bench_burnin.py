@@ -25,6 +25,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,15 @@ from django.db import connection, transaction
 from django.test import Client
 
 from bench.report import record
-from builds.models import Server
+from builds.models import Connector, Installation, Server
+from builds.services import server_install
 from burnin import analysis
 from burnin.models import BurnInRun, TelemetrySample
 from burnin.services import ingest, samples
-from orders.models import Order, ServerConfiguration
+from inventory.models import Component, Part, Supplier
+from inventory.packing import parse_scanner
+from inventory.services import po_create, po_line_receive, po_send
+from orders.models import ConfigurationLine, Order, ServerConfiguration
 from werkbank.models import Organization
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "burnin" / "seed003-report.json"
@@ -165,7 +170,60 @@ def _server() -> Server:
     )
 
 
+def _install_gpus(server: Server, actor: Any, count: int) -> None:
+    """`count` GPUs received and installed in `server` through the services, one per PCIe slot: a report
+    is taken only from the hardware installed in its server."""
+    part, _ = Part.objects.get_or_create(
+        category="gpu",
+        manufacturer="NVIDIA",
+        mpn="BENCH-RTX-PRO-6000-MAXQ",
+        defaults={"name": "RTX PRO 6000 Blackwell Max-Q Workstation Edition", "list_price": Decimal("1")},
+    )
+    ConfigurationLine.objects.get_or_create(
+        configuration=server.order.configuration, part=part, defaults={"quantity": GPUS}
+    )
+    supplier, _ = Supplier.objects.get_or_create(
+        name="Bench supplier", defaults={"country": "DE", "vat_id": "DE123456789"}
+    )
+    po = po_send(
+        po=po_create(actor=actor, supplier=supplier, lines=[(part, count, Decimal("1"))]), actor=actor
+    )
+    serials = [f"{server.asset_tag}-G{index}" for index in range(count)]
+    po_line_receive(
+        line=po.lines.get(),
+        actor=actor,
+        lot_code=f"L-{server.asset_tag}",
+        date_code="2526",
+        origin="TW",
+        packing=parse_scanner("\n".join(serials)),
+    )
+    Connector.objects.bulk_create(
+        Connector(server=server, name=f"PCIe-{n}", kind="pcie_slot", position=n, pcie_gen=4, pcie_lanes=16)
+        for n in range(1, count + 1)
+    )
+    status = server.status
+    Server.objects.filter(pk=server.pk).update(status="assembling")
+    for n, serial in enumerate(serials, start=1):
+        component = Component.objects.get(serial=serial)
+        server_install(server=server, actor=actor, component=component, connector_name=f"PCIe-{n}")
+    Server.objects.filter(pk=server.pk).update(status=status)
+
+
+def _fit(report: dict, server: Server) -> dict:
+    """The report as the server's own probe writes it: its host name, its installed GPUs' serials."""
+    serials = list(
+        Installation.objects.filter(server=server, removed_at__isnull=True)
+        .order_by("connector__position")
+        .values_list("component__serial", flat=True)
+    )
+    report["host"]["hostname"] = server.hostname
+    for gpu, serial in zip(report["gpus"], serials, strict=True):
+        gpu["serial"] = serial
+    return report
+
+
 def _post(client: Client, server: Server, report: dict) -> tuple[float, Any, bytes]:
+    report = _fit(report, server)
     raw = json.dumps(report, separators=(",", ":"), allow_nan=False).encode() + b"\n"
     body = gzip.compress(raw, mtime=0)
     headers = {"Content-Encoding": "gzip", "Idempotency-Key": hashlib.sha256(raw).hexdigest()}
@@ -230,6 +288,7 @@ def run() -> None:
     client = Client()
     client.force_login(pm)
     server = _server()
+    _install_gpus(server, pm, GPUS)
     generated, report = _timed(make_report)
     print(f"(the report was generated in memory in {generated:.1f} s)")
     _parts(report, server)
@@ -243,6 +302,7 @@ def run() -> None:
         asset_tag="WB-2026-8000-02",
         status="assembled",
     )
+    _install_gpus(warm, pm, 1)
     _post(client, warm, make_report(gpus=1, hours=1, seed=99))
     # Three uploads of three reports (a repeat would only find the stored run); the best counts, as other
     # processes on the machine only ever add time.

@@ -24,3 +24,10 @@ class Severity(models.TextChoices):
     INFO = "info", "Info"
     WARN = "warn", "Warning"
     FAIL = "fail", "Fail"
+
+
+class HardwareBinding(models.TextChoices):
+    """How a run's GPUs were bound to the server's installed GPUs at ingest."""
+
+    SERIAL = "serial", "By serial"
+    UUID = "uuid", "By UUID"

@@ -1,12 +1,13 @@
 """Demo data of the burn-in: probe reports for the demo's assembled servers, ingested as uploads are.
 
-- The 7U machine of Inferenzlabor (seed 003), after its two GPUs were moved off the faulty connectors: all six
-  cards at Gen4 x16 and 27.7 GB/s, FP16 291–302 TFLOPS, VRAM ~1,471 GB/s, a peak of 88 °C against the ~90 °C
-  slowdown, DIMMs A1 and B1 with correctable ECC in the same second at 4 h 30 m and 4 h 01 m, and the `burn`
-  stage interrupted by the workshop's power distribution. It stays in burn-in: the interrupted stage waits for
-  a PM's decision.
-- The first server of the Vastfleet fleet (8× RTX 5090 on a Gen5 platform): a clean 10 h run that passes, and
-  the PM passes it.
+- The 7U machine of Inferenzlabor (seed 003), after its two GPUs were moved off the faulty connectors: its six
+  installed cards (their real serials) at Gen4 x16 and 27.7 GB/s, FP16 291–302 TFLOPS, VRAM ~1,471 GB/s, a
+  peak of 88 °C against the ~90 °C slowdown, DIMMs A1 and B1 with correctable ECC in the same second at
+  4 h 30 m and 4 h 01 m, and the `burn` stage interrupted by the workshop's power distribution after about
+  20 hours of sustained mixed load, as the seed tells it: short of the 72 h the order promises
+  (`burnin_too_short`). It stays in burn-in: the interrupted stage and the short run wait for a PM's decision.
+- The first server of the Vastfleet fleet (8× RTX 5090 on a Gen5 platform): a clean 72 h run that passes, and
+  the PM passes it. GeForce cards report no serial, so the run binds its cards by UUID.
 
 Both reports are the seed 003 report of the test fixtures (written by the probe's own code, see
 `tests/fixtures/burnin/make_seed003_report.py`), with the demo server's serials and hostname and the figures
@@ -24,6 +25,7 @@ from django.conf import settings
 
 from builds.choices import ServerStatus
 from builds.models import Installation, Server
+from burnin.analysis.common import iso, parse_time
 from burnin.models import BurnInRun
 from burnin.services.gate import server_pass_burnin
 from burnin.services.ingest import report_ingest
@@ -67,7 +69,7 @@ def seed(context: DemoContext) -> None:
         context.created += 1
         if passes:
             server_pass_burnin(
-                server=server, actor=pm, note="Clean 10 h burn-in, all eight cards at Gen5 x16."
+                server=server, actor=pm, note="Clean 72 h burn-in, all eight cards at Gen5 x16."
             )
     # The 7U order's one machine is in burn-in, so the order is too (the fleet's are still on the bench).
     order = context.orders["Inferenzlabor GmbH"]
@@ -90,6 +92,38 @@ def _gpu_serials(server: Server) -> list[str]:
     )
 
 
+def _stretch(report: dict[str, Any], *, factor: float, tile: bool = False) -> None:
+    """Stretch the seed 003 report's time line by `factor` from its start: stages, the probe's end, and the
+    telemetry, either at a longer interval or (`tile`) at the same interval, its rows repeated."""
+    start = parse_time(report["probe"]["started_at"])
+
+    def later(text: str | None) -> str | None:
+        if text is None:
+            return None
+        moment = parse_time(text)
+        return iso(start + (moment - start) * factor)
+
+    report["probe"]["ended_at"] = later(report["probe"]["ended_at"])
+    for stage in report["stages"]:
+        stage["started_at"], stage["ended_at"] = later(stage["started_at"]), later(stage["ended_at"])
+    telemetry = report["telemetry"]
+    offset = _columns(report)["t_offset_s"]
+    if tile:
+        interval = telemetry["interval_s"]
+        for key, rows in telemetry["gpu_series"].items():
+            count = round(len(rows) * factor)
+            repeated = [copy.copy(rows[i % len(rows)]) for i in range(count)]
+            for i, row in enumerate(repeated):
+                row[offset] = rows[0][offset] + i * interval
+            telemetry["gpu_series"][key] = repeated
+        return
+    telemetry["interval_s"] = telemetry["interval_s"] * factor
+    report["params"]["interval_s"] = report["params"]["interval_s"] * factor
+    for rows in telemetry["gpu_series"].values():
+        for row in rows:
+            row[offset] = round(row[offset] * factor, 3)
+
+
 def _columns(report: dict[str, Any]) -> dict[str, int]:
     return {name: index for index, name in enumerate(report["telemetry"]["gpu_columns"])}
 
@@ -100,6 +134,7 @@ def _seven_u_report(base: dict[str, Any], server: Server | None) -> dict[str, An
     if server is None:
         return report
     report["host"]["hostname"] = server.hostname
+    _stretch(report, factor=2)  # the seed's ~20 h of mixed load before the power distribution failed
     column = _columns(report)
     healthy = report["gpus"][0]
     for gpu, serial in zip(report["gpus"], _gpu_serials(server), strict=False):
@@ -124,6 +159,9 @@ def _fleet_report(base: dict[str, Any], server: Server | None) -> dict[str, Any]
         return report
     spec = RTX_5090
     report["host"]["hostname"] = server.hostname
+    _stretch(
+        report, factor=7.2, tile=True
+    )  # 10 h of the seed's report to the 72 h every customer is promised
     report["outcome"] = {"status": "ok", "exit_code": 0, "reasons": []}
     for stage in report["stages"]:
         if stage["name"] == "burn":
@@ -134,11 +172,11 @@ def _fleet_report(base: dict[str, Any], server: Server | None) -> dict[str, Any]
     column = _columns(report)
     template, series = report["gpus"][0], report["telemetry"]["gpu_series"]["0"]
     gpus, all_series = [], {}
-    for index, serial in enumerate(_gpu_serials(server)[:8]):
+    for index, _serial in enumerate(_gpu_serials(server)[:8]):
         gpu = copy.deepcopy(template)
         gpu.update(
             index=index,
-            serial=serial,
+            serial="N/A",  # a GeForce card has no serial for nvidia-smi: bound by UUID
             name=spec["name"],
             pci_device_id=spec["pci_device_id"],
             uuid=f"GPU-5090{index:04d}-0000-4000-8000-{index:012d}",
@@ -166,7 +204,7 @@ def _fleet_report(base: dict[str, Any], server: Server | None) -> dict[str, Any]
             under_load=spec["h2d_gbps"] - 0.2,
             concurrent=spec["h2d_gbps"] - 1.1,
         )
-        gpu["burn"].update(device=index, duration_s=36000.0)
+        gpu["burn"].update(device=index, duration_s=72 * 3600.0)
         peak = spec["peak_c"][index]
         gpu["thermal"].update(peak_gpu_c=peak, min_tlimit_c=spec["tlimit_c"] - peak)
         gpu["power"].update(mean_w=spec["power_w"], max_w=spec["limit_w"], limit_w=spec["limit_w"])

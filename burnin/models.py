@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from builds.models import Server
-from burnin.choices import RunResult, Severity, StageStatus
+from burnin.choices import HardwareBinding, RunResult, Severity, StageStatus
 from inventory.models import Component
 from werkbank.access import Purpose, VisibleToQuerySet
 
@@ -52,6 +52,22 @@ class BurnInRun(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     result = models.CharField(max_length=16, choices=RunResult.choices)
     rules_version = models.CharField(max_length=32, help_text="The analysis rules that made the findings.")
+    binding = models.CharField(
+        max_length=8,
+        choices=HardwareBinding.choices,
+        default=HardwareBinding.SERIAL,
+        help_text="How the report's GPUs were matched to the installed ones: by serial, or (cards that "
+        "report no serial, such as GeForce) by the UUIDs the first run after the last change recorded.",
+    )
+    full_load_s = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Seconds of full load under all GPUs as measured: the burn stage, an interrupted one "
+        "only up to its interruption.",
+    )
+    target_s = models.FloatField(
+        null=True, blank=True, help_text="The burn-in the order promised when the report came in, seconds."
+    )
     report = models.FileField(upload_to=_report_path, help_text="The raw report, gzip-compressed.")
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -82,6 +98,14 @@ class BurnInRun(models.Model):
     def get_absolute_url(self) -> str:
         """The run's page (the admin's "view on site" links to it)."""
         return reverse("burnin:run", args=[self.pk])
+
+    @property
+    def full_load_h(self) -> float | None:
+        return None if self.full_load_s is None else self.full_load_s / 3600
+
+    @property
+    def target_h(self) -> float | None:
+        return None if self.target_s is None else self.target_s / 3600
 
 
 class BurnInStage(models.Model):
@@ -272,8 +296,23 @@ class Finding(models.Model):
     severity = models.CharField(max_length=8, choices=Severity.choices)
     subject = models.CharField(max_length=100, help_text="'GPU 2', 'DIMMs A1, B1', 'host', 'stage burn'.")
     gpu_index = models.PositiveSmallIntegerField(null=True, blank=True)
-    message = models.TextField()
+    message = models.TextField(help_text="The analysis' English sentence, as it was worded at ingest.")
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The figures the finding's sentence is made of: the pages render code + params in the "
+        "reader's language.",
+    )
     evidence = models.JSONField(default=dict)
+    explained_by = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="explains",
+        help_text="The finding of the same run that explains this one (a correlated ECC pattern explains "
+        "the per-DIMM warnings it covers).",
+    )
     rule_version = models.CharField(max_length=32)
     waived_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -306,3 +345,21 @@ class Finding(models.Model):
     @property
     def waived(self) -> bool:
         return self.waived_at is not None
+
+    @property
+    def text(self) -> str:
+        """The finding's sentence in the active language (code + params, `burnin.findings_text`), without its
+        subject (shown beside it); the stored English message where code and params have no template."""
+        from burnin.findings_text import finding_text  # the renderer needs gettext, the models do not
+
+        # Rows stored before the findings carried their figures began with their subject ("GPU 2: …"),
+        # which every page shows beside the sentence: it is not said twice.
+        fallback = self.message.removeprefix(f"{self.subject}: ")
+        return finding_text(code=self.code, params=self.params, fallback=fallback)
+
+    @property
+    def subject_text(self) -> str:
+        """The subject in the active language ("Stufe burn" on a German page)."""
+        from burnin.findings_text import subject_text
+
+        return subject_text(self.subject)

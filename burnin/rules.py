@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-RULES_VERSION = "2026.11.1"
+RULES_VERSION = "2026.12.1"
 
 #: Clocks-event reason bits (NVML ``nvmlDeviceGetCurrentClocksEventReasons``; §3 of the reference).
 SW_POWER_CAP = 0x4

@@ -331,7 +331,7 @@ _SEVERITY_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 @dataclass(frozen=True)
 class Flag:
-    """A highlighted cell: the worst severity of the findings on it, and their messages."""
+    """A highlighted cell: the worst severity of the findings on it, and their sentences (`Finding.text`)."""
 
     severity: str
     waived: bool
@@ -385,21 +385,38 @@ class RunDetail:
     power_limits_w: dict[int, float]
 
 
+#: Codes whose one finding covers several GPUs (`burnin.analysis.gpu.thermal`: the machine's thermal margins,
+#: filed under the worst GPU): `evidence["gpus"]` holds each GPU's part, with its own severity.
+MULTI_GPU_CODES = frozenset({"thermal_margin_low"})
+
+
+def _marked_gpus(finding: Finding) -> list[tuple[int, str]]:
+    """The GPUs a finding marks in the per-GPU table, each with the severity it has for that GPU."""
+    parts = (finding.evidence or {}).get("gpus") if finding.code in MULTI_GPU_CODES else None
+    if isinstance(parts, dict) and parts:
+        return [
+            (int(index), str((part or {}).get("severity") or finding.severity))
+            for index, part in parts.items()
+            if str(index).isdigit()
+        ]
+    return [] if finding.gpu_index is None else [(finding.gpu_index, finding.severity)]
+
+
 def _flags(findings: list[Finding]) -> dict[int, dict[str, Flag]]:
-    by_cell: dict[tuple[int, str], list[Finding]] = defaultdict(list)
+    by_cell: dict[tuple[int, str], list[tuple[Finding, str]]] = defaultdict(list)
     for finding in findings:
-        if finding.gpu_index is None or finding.severity == Severity.INFO:
-            continue
-        for column, codes in COLUMN_CODES.items():
-            if finding.code in codes:
-                by_cell[finding.gpu_index, column].append(finding)
+        columns = [column for column, codes in COLUMN_CODES.items() if finding.code in codes]
+        for gpu_index, severity in _marked_gpus(finding) if columns else []:
+            if severity in _SEVERITY_RANK and severity != Severity.INFO:
+                for column in columns:
+                    by_cell[gpu_index, column].append((finding, severity))
     flags: dict[int, dict[str, Flag]] = defaultdict(dict)
     for (gpu_index, column), cell in by_cell.items():
-        worst = max(cell, key=lambda f: _SEVERITY_RANK[f.severity])
+        worst = max((severity for _, severity in cell), key=_SEVERITY_RANK.__getitem__)
         flags[gpu_index][column] = Flag(
-            severity=worst.severity,
-            waived=all(f.waived for f in cell if f.severity == worst.severity),
-            messages=[f.message for f in cell],
+            severity=worst,
+            waived=all(f.waived for f, severity in cell if severity == worst),
+            messages=[f.text for f, _ in cell],
         )
     return flags
 
@@ -407,7 +424,9 @@ def _flags(findings: list[Finding]) -> dict[int, dict[str, Flag]]:
 def run_detail(run: BurnInRun) -> RunDetail:
     """The run's stages, findings (worst first, with their waivers) and per-GPU rows. Three queries."""
     stages = list(BurnInStage.objects.filter(run=run).order_by("position"))
-    findings = list(Finding.objects.filter(run=run).select_related("waived_by").order_by("id"))
+    findings = list(
+        Finding.objects.filter(run=run).select_related("waived_by", "explained_by").order_by("id")
+    )
     results = list(GpuResult.objects.filter(run=run).select_related("component__part").order_by("index"))
     flags = _flags(findings)
     groups = []

@@ -19,6 +19,7 @@ from builds.models import Server
 from builds.selectors import has_bench
 from burnin import charts, selectors
 from burnin.models import BurnInRun
+from burnin.services.gate import RunStanding, run_standings
 from werkbank.access import is_pm
 
 #: Points per GPU on the page's charts: about one per pixel column of the 600 px plot area.
@@ -27,12 +28,15 @@ PAGE_POINTS = 600
 
 @login_required
 def server_burnin(request: HttpRequest, server_id: int) -> HttpResponse:
-    """The server's latest burn-in run, and the earlier ones listed."""
+    """The server's judged burn-in run (the newest on today's hardware), and every run listed. Where no
+    run counts, the newest is shown, as stale."""
     server = selectors.visible_server(request.user, server_id)
     if server is None:
         raise Http404("No such server.")
     runs = selectors.server_runs(server)
-    return _render(request, server=server, run=runs[0] if runs else None, runs=runs)
+    standings = run_standings(server, runs)
+    judged = next((each.run for each in standings if each.judged), runs[0] if runs else None)
+    return _render(request, server=server, run=judged, runs=runs, standings=standings)
 
 
 @login_required
@@ -41,18 +45,27 @@ def run_burnin(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.visible_run(request.user, run_id)
     if run is None:
         raise Http404("No such burn-in run.")
-    return _render(request, server=run.server, run=run, runs=selectors.server_runs(run.server))
+    runs = selectors.server_runs(run.server)
+    return _render(request, server=run.server, run=run, runs=runs, standings=run_standings(run.server, runs))
 
 
 def _render(
-    request: HttpRequest, *, server: Server, run: BurnInRun | None, runs: list[BurnInRun]
+    request: HttpRequest,
+    *,
+    server: Server,
+    run: BurnInRun | None,
+    runs: list[BurnInRun],
+    standings: list[RunStanding],
 ) -> HttpResponse:
+    standing = next((each for each in standings if run is not None and each.run.pk == run.pk), None)
     context: dict[str, Any] = {
         "server": server,
         "order": server.order,
         "run": run,
         "runs": runs,
-        "is_latest": run is not None and runs and runs[0].pk == run.pk,
+        "standings": standings,
+        "standing": standing,
+        "judged": next((each.run for each in standings if each.judged), None),
         "is_pm": is_pm(request.user),
         "show_bench_link": has_bench(request.user),
     }

@@ -44,7 +44,7 @@ from werkbank.access import is_pm
 from werkbank.admin import PMAdmin, SharedChoicesInline, admin_link, audit_timeline, badge, day, shortened
 from werkbank.errors import InvalidInput
 
-CONFIGURATION_FIELDS = ("name", "description", "psu_count", "psu_rating_w", "psu_redundant")
+CONFIGURATION_FIELDS = ("name", "description", "psu_count", "psu_rating_w", "psu_redundant", "burnin_hours")
 
 
 class ConfigurationLineInline(SharedChoicesInline):
@@ -191,6 +191,7 @@ class OrderAdmin(PMAdmin):
         "configuration",
         "server_count",
         "warranty_months",
+        "burnin_hours",
         "notes",
         "circuit_v",
         "circuit_a",
@@ -293,6 +294,7 @@ class OrderAdmin(PMAdmin):
                 circuit_v=data.get("circuit_v"),
                 circuit_a=data.get("circuit_a"),
                 circuit_phases=data.get("circuit_phases") or 1,
+                burnin_hours=data.get("burnin_hours") or 72,
             )
             obj.pk, obj.reference, obj.status = created.pk, created.reference, OrderStatus(created.status)
 

@@ -37,6 +37,12 @@ class ServerConfiguration(models.Model):
     psu_redundant = models.PositiveSmallIntegerField(
         "Redundant PSUs", default=1, help_text="How many PSUs may fail without loss of power (N+1 → 1)."
     )
+    burnin_hours = models.PositiveSmallIntegerField(
+        "Burn-in (h)",
+        default=72,
+        help_text="Hours of full load under all GPUs that every server of this configuration gets "
+        "(seed 001: at least 72).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ServerConfigurationQuerySet.as_manager()
@@ -58,6 +64,11 @@ class ServerConfiguration(models.Model):
                 condition=Q(psu_redundant__lt=F("psu_count")),
                 name="%(app_label)s_%(class)s_redundancy_below_count",
                 violation_error_message="Redundant PSUs must be fewer than installed PSUs.",
+            ),
+            models.CheckConstraint(
+                condition=Q(burnin_hours__gte=72),
+                name="%(app_label)s_%(class)s_burnin_at_least_72h",
+                violation_error_message="Every customer is promised at least 72 hours of burn-in.",
             ),
         ]
 
@@ -128,6 +139,12 @@ class Order(models.Model):
     spare_percent = models.PositiveSmallIntegerField(
         default=0, help_text="Extra components ordered as spares, in percent of the bill of materials."
     )
+    burnin_hours = models.PositiveSmallIntegerField(
+        "Burn-in (h)",
+        default=72,
+        help_text="Hours of full load under all GPUs promised to the customer (seed 001: at least 72). "
+        "The configuration may promise more; the longer of the two counts.",
+    )
     approval_override_reason = models.TextField(
         blank=True, editable=False, help_text="Why a PM approved although a gate check failed."
     )
@@ -156,6 +173,11 @@ class Order(models.Model):
                 condition=Q(status__in=OrderStatus.values),
                 name="%(app_label)s_%(class)s_status_valid",
                 violation_error_message="Unknown order status.",
+            ),
+            models.CheckConstraint(
+                condition=Q(burnin_hours__gte=72),
+                name="%(app_label)s_%(class)s_burnin_at_least_72h",
+                violation_error_message="Every customer is promised at least 72 hours of burn-in.",
             ),
             models.CheckConstraint(
                 condition=Q(spare_percent__lte=100),

@@ -141,7 +141,19 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "server.slot": frozenset({"slot", "kind", "category", "manufacturer", "part", "serial"}),
     "server.blacklist": frozenset({"connector", "reason", "since"}),
     "server.burnin": frozenset(
-        {"result", "result_label", "started_at", "ended_at", "chart", "incomplete_stages", "findings", "url"}
+        {
+            "result",
+            "result_label",
+            "started_at",
+            "ended_at",
+            "stale_because",
+            "full_load_h",
+            "target_h",
+            "chart",
+            "incomplete_stages",
+            "findings",
+            "url",
+        }
     ),
     "server.finding": frozenset(
         {"severity", "severity_label", "subject", "message", "waived", "waived_at", "waiver_reason"}
@@ -289,6 +301,8 @@ BURNIN_RESULT_LABELS: dict[str, Any] = {
     "pass": pgettext_lazy("burn-in result", "Passed"),
     "fail": pgettext_lazy("burn-in result", "Failed"),
     "incomplete": pgettext_lazy("burn-in result", "Incomplete"),
+    "waived": pgettext_lazy("burn-in result", "Passed with waivers"),
+    "stale": pgettext_lazy("burn-in result", "Stale: measured on other hardware"),
 }
 
 SEVERITY_LABELS: dict[str, Any] = {

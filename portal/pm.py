@@ -26,7 +26,7 @@ from builds.models import Server
 from builds.services import assembly_gaps_many, assembly_start_missing
 from burnin.choices import Severity
 from burnin.models import Finding
-from burnin.services.gate import STAGE_INCOMPLETE, pass_missing_many
+from burnin.services.gate import STAGE_INCOMPLETE, judged_runs, pass_missing_many
 from deployment.selectors import deploy_missing_many
 from inventory.models import BatchLot, PurchaseOrder
 from orders.choices import OrderStatus
@@ -255,9 +255,12 @@ def queues(*, today: date | None = None) -> list[Queue]:
     burn-in stages awaiting a decision (on servers in burn-in), open warranty claims, and warranties that
     end within `EXPIRY_DAYS` days."""
     today = today or timezone.localdate()
-    undecided = Finding.objects.filter(
-        waived_at__isnull=True, run__server__status=ServerStatus.BURN_IN
-    ).select_related("run__server")
+    # Only the judged runs' findings wait for a decision: an earlier or a stale run's are history.
+    in_burn_in = list(Server.objects.filter(status=ServerStatus.BURN_IN).only("pk"))
+    judged = [run.pk for run in judged_runs(in_burn_in).values()]
+    undecided = Finding.objects.filter(waived_at__isnull=True, run_id__in=judged).select_related(
+        "run__server"
+    )
     found = [
         _queue(
             "roi_review",

@@ -378,7 +378,8 @@ def make_seed003_burnin_run(
             severity="fail",
             subject=f"GPU {index}",
             gpu_index=index,
-            message=f"GPU {index}: H2D 13.9 GB/s, 0.50 × the median: link at x8 (expected x16)",
+            message="PCIe link at Gen4 x8 under load (expected Gen4 x16)",
+            params={"link": "Gen4 x8", "expected": "Gen4 x16"},
             rule_version="test",
         )
     Finding.objects.create(
@@ -387,7 +388,8 @@ def make_seed003_burnin_run(
         severity="warn",
         subject="GPU 1",
         gpu_index=1,
-        message="GPU 1: thermal margin 2 °C at peak",
+        message="thermal margin 2 °C at peak (88 °C)",
+        params={"variant": "low", "gpu": 1, "margin_c": 2, "peak_c": 88},
         rule_version="test",
         waived_by=pm,
         waived_at=started_at + timedelta(days=1),
@@ -398,7 +400,9 @@ def make_seed003_burnin_run(
         code="ecc_correlated_periodic",
         severity="warn",
         subject="DIMMs A1, B1",
-        message="DIMMs A1 and B1: correctable ECC in the same second, three times at ~4 h intervals",
+        message="correctable ECC in the same second, three times at ~4 h intervals: a signature of an "
+        "external periodic cause, not a failing module",
+        params={"variant": "coincident", "dimms": ["A1", "B1"], "bursts": 3, "period_s": 15330},
         rule_version="test",
     )
     Finding.objects.create(
@@ -407,7 +411,8 @@ def make_seed003_burnin_run(
         severity="info",
         subject="GPU 0",
         gpu_index=0,
-        message="GPU 0: software power cap at full load (normal)",
+        message="software power cap active in 93% of samples (normal at full load)",
+        params={"share_pct": 93},
         rule_version="test",
     )
     return run

@@ -7,9 +7,15 @@ class WarrantyConfig(AppConfig):
     name = "warranty"
 
     def ready(self) -> None:
+        from django.core import checks
+
         from builds.signals import components_allocated
         from warranty.gates import register_gates
         from warranty.receivers import register_allocated_components
+        from warranty.signing import check_signing_keys
+
+        # Production without a signing key, or any malformed one, fails `manage.py check` (and migrate).
+        checks.register(check_signing_keys, checks.Tags.security)
 
         components_allocated.connect(register_allocated_components, dispatch_uid="warranty.register")
         register_gates()

@@ -15,9 +15,12 @@ of German (ä ö ü ß) and the units used here (°, ×); the standard PDF fonts
 less. The strings go through Django's gettext under `translation.override(language)`.
 
 The ZIP holds `handover.pdf`, `telemetry.csv` (every sample of the run, as stored), `probe-report.json`
-(the raw report the probe uploaded, uncompressed) and `manifest.json`, which lists each of the others with
-its SHA-256 and size, and names the server, revision, language and generation time. `verify_zip` (and
-`manage.py verify-pack`) checks a ZIP against its manifest.
+(the raw report the probe uploaded, uncompressed), `manifest.json`, which lists each of the others with
+its SHA-256 and size, and names the issuer, server, revision, language and generation time, and
+`manifest.sig.json`, the Ed25519 signature over the manifest's exact bytes (warranty/signing.py), so that
+whoever rewrites a file and re-hashes the manifest is caught. `verify_zip` checks a ZIP's files against its
+manifest; `check_pack` (behind `manage.py verify-pack` and the public page /verify/) checks the signature
+too. Manifests of format 1 come from before packs were signed: they have no signature and say so.
 """
 
 from __future__ import annotations
@@ -27,12 +30,13 @@ import hashlib
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import reportlab
 from django.utils import formats, translation
@@ -63,10 +67,13 @@ from reportlab.platypus import (
 
 from builds.choices import ConnectorKind
 from burnin.choices import StageStatus
+from burnin.gates import PASSED_BURN_IN
+from burnin.hardware import has_serial
 from burnin.selectors import GpuSeries
 from inventory.choices import PartCategory
 from warranty.choices import RecordKind
 from warranty.selectors import PackData, WarrantyRow
+from warranty.signing import PublicKey, SignatureCheck, SignatureStatus, sign, verify
 
 FONT, FONT_BOLD = "WerkbankVera", "WerkbankVera-Bold"
 PDF_NAME, CSV_NAME, REPORT_NAME, MANIFEST_NAME = (
@@ -75,7 +82,12 @@ PDF_NAME, CSV_NAME, REPORT_NAME, MANIFEST_NAME = (
     "probe-report.json",
     "manifest.json",
 )
-MANIFEST_FORMAT = 1
+SIGNATURE_NAME = "manifest.sig.json"
+#: 2: the manifest is signed (SIGNATURE_NAME); 1: packs made before signing, which have no signature.
+MANIFEST_FORMAT = 2
+ISSUER = "Werkbank"
+#: A manifest lists a handful of files: anything larger is not one, and is not parsed.
+MAX_MANIFEST_BYTES = 1024 * 1024
 #: Rows per chunk of a table of paragraphs (`_table`, for cells that wrap): a chunk rarely spans a page,
 #: so reportlab seldom splits one (a split re-measures every remaining row). Long tables of short facts
 #: are `GridRows`, which bench/bench_handover.py compares with one split Table.
@@ -542,7 +554,7 @@ def _pcie(data: PackData) -> list[Flowable]:
         rows.append(
             (
                 result.index,
-                result.serial or "—",
+                _gpu_name(result),
                 row.expected_link,
                 row.load_link,
                 _num(result.h2d_gbps, 1, "GB/s"),
@@ -568,6 +580,22 @@ def _pcie(data: PackData) -> list[Flowable]:
     ]
 
 
+def _gpu_name(result: Any) -> str:
+    """A GPU by its serial; a card without one (GeForce) is bound by its UUID, and named by it."""
+    return result.serial if has_serial({"serial": result.serial}) else (result.uuid or "—")
+
+
+def _gate_label(data: PackData) -> str:
+    """What the gate decided on the run the pack prints: passed, passed on waivers, or not yet."""
+    if data.server.status not in PASSED_BURN_IN:
+        return _("Not passed yet")
+    if data.detail is not None and any(
+        finding.waived for _key, _name, group in data.detail.findings_by_severity for finding in group
+    ):
+        return _("Passed, with findings waived by a project manager (below, with their reasons)")
+    return pgettext("burn-in result", "Passed")
+
+
 def _burnin(data: PackData) -> list[Flowable]:
     st = _styles()
     flowables: list[Flowable] = [Paragraph(_esc(_("Burn-in summary")), st.h1)]
@@ -584,7 +612,13 @@ def _burnin(data: PackData) -> list[Flowable]:
     summary = [
         (_("Run"), f"{_date(run.started_at)} – {_date(run.ended_at)}"),
         (_("Duration"), _num(hours, 1, "h")),
+        (
+            _("Full load under all GPUs"),
+            _num(run.full_load_h, 1, "h") if run.full_load_s is not None else "—",
+        ),
+        (_("Burn-in promised"), _num(run.target_h, 0, "h") if run.target_s else "—"),
         (_("Result of the analysis"), _label(run.result, run.get_result_display())),
+        (_("Burn-in gate"), _gate_label(data)),
         (_("Matmuls checked"), _num(matmuls, 0)),
         (_("Compute errors (mismatches + NaN)"), _num(errors, 0)),
         (_("Peak temperature"), _num(max(peaks), 1, "°C") if peaks else "—"),
@@ -595,7 +629,7 @@ def _burnin(data: PackData) -> list[Flowable]:
     rows = [
         (
             r.index,
-            r.serial or "—",
+            _gpu_name(r),
             _num(r.tflops, 1),
             _num(r.vram_gbps, 0),
             _num(r.peak_temp_c, 1),
@@ -682,7 +716,7 @@ def _findings(data: PackData) -> list[Flowable]:
                 if finding.waived
                 else not_waived
             )
-            rows.append((label, finding.subject, finding.message, waiver))
+            rows.append((label, finding.subject_text, finding.text, waiver))
 
     def color(_i: int, row: Sequence[Any]) -> colors.Color | None:
         return FAIL if row[3] == not_waived and row[0] == labels["fail"] else None
@@ -1053,12 +1087,14 @@ def pack_zip(
     language: str,
     generated_at: datetime,
 ) -> bytes:
-    """The ZIP of a pack: the PDF, the telemetry CSV, the raw report (when stored) and manifest.json."""
+    """The ZIP of a pack: the PDF, the telemetry CSV, the raw report (when stored), manifest.json, and the
+    manifest's signature by this installation's newest key (manifest.sig.json)."""
     files = [(PDF_NAME, pdf), (CSV_NAME, telemetry_csv)]
     if report is not None:
         files.append((REPORT_NAME, report))
     manifest = {
         "format": MANIFEST_FORMAT,
+        "issuer": ISSUER,
         "server": server.asset_tag,
         "hostname": server.hostname,
         "revision": revision,
@@ -1070,10 +1106,13 @@ def pack_zip(
     }
     if report is None:
         manifest["missing"] = {REPORT_NAME: "The probe's raw report is not stored for this run."}
+    manifest_bytes = json.dumps(manifest, indent=2).encode()
+    # Over the exact bytes stored: a verifier hashes what it reads, never a re-serialised manifest.
+    signature = json.dumps(sign(manifest_bytes), indent=2).encode()
     buffer = io.BytesIO()
     stamp = generated_at.timetuple()[:6]
     with zipfile.ZipFile(buffer, "w") as archive:
-        for name, content in [*files, (MANIFEST_NAME, json.dumps(manifest, indent=2).encode())]:
+        for name, content in [*files, (MANIFEST_NAME, manifest_bytes), (SIGNATURE_NAME, signature)]:
             info = zipfile.ZipInfo(name, date_time=stamp)
             # The PDF's streams are compressed already; the CSV and JSON shrink about tenfold.
             info.compress_type = zipfile.ZIP_STORED if name == PDF_NAME else zipfile.ZIP_DEFLATED
@@ -1081,34 +1120,140 @@ def pack_zip(
     return buffer.getvalue()
 
 
-def verify_zip(source: str | Path | io.BytesIO) -> list[str]:
-    """What is wrong with a pack ZIP against its manifest, one sentence per file; empty when it verifies.
+#: What reading a damaged or hostile member can raise: a bad CRC or header, a broken deflate stream, a
+#: truncated file, an encrypted entry, a compression method zipfile lacks.
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError)
 
-    Every file the manifest lists must be there with its SHA-256 and size, and nothing else may be.
+
+@dataclass(frozen=True)
+class PackCheck:
+    """What `check_pack` found: whether the ZIP and its manifest could be read, the manifest (when it could),
+    each problem with the files against the manifest, and the signature's check.
+
+    `verified` is the one answer that says "this pack is as Werkbank issued it": every file as the manifest
+    says and the manifest signed by a given key.
+    """
+
+    readable: bool
+    manifest: dict[str, Any] | None
+    problems: list[str]
+    signature: SignatureCheck
+
+    @property
+    def files_match(self) -> bool:
+        return self.readable and not self.problems
+
+    @property
+    def verified(self) -> bool:
+        return self.files_match and self.signature.valid
+
+
+def _digest(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[str, int]:
+    """SHA-256 and size of one member, read in chunks: a large telemetry CSV never sits whole in memory."""
+    digest, size = hashlib.sha256(), 0
+    with archive.open(info) as member:
+        while chunk := member.read(1024 * 1024):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def _unreadable(problem: str) -> PackCheck:
+    return PackCheck(False, None, [problem], SignatureCheck(SignatureStatus.MALFORMED, message=problem))
+
+
+def check_pack(
+    source: str | Path | IO[bytes],
+    *,
+    keys: Sequence[PublicKey],
+    max_unpacked_bytes: int | None = None,
+) -> PackCheck:
+    """Check a pack's ZIP: the manifest's signature against `keys`, and every file against the manifest.
+
+    Every file the manifest lists must be there once with its SHA-256 and size, and nothing else may be but
+    the manifest and its signature. A format-2 manifest without its signature fails (the signature was
+    removed); a format-1 manifest is an old, unsigned pack. `max_unpacked_bytes` bounds what an untrusted
+    upload may unpack to (by the sizes the ZIP declares, which zipfile never reads past), so that a small
+    ZIP cannot make the server inflate gigabytes.
     """
     try:
         archive = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, OSError) as error:
-        return [f"Not a readable ZIP file: {error}"]
+    except (*_UNREADABLE, ValueError) as error:
+        return _unreadable(f"Not a readable ZIP file: {error}")
     with archive:
-        names = set(archive.namelist())
-        if MANIFEST_NAME not in names:
-            return [f"{MANIFEST_NAME} is missing."]
+        infos = archive.infolist()
+        counts: dict[str, int] = {}
+        for info in infos:
+            counts[info.filename] = counts.get(info.filename, 0) + 1
+        duplicated = sorted(name for name, count in counts.items() if count > 1)
+        if duplicated:
+            return _unreadable(f"{', '.join(duplicated)}: more than once in the ZIP.")
+        unpacked = sum(info.file_size for info in infos)
+        if max_unpacked_bytes is not None and unpacked > max_unpacked_bytes:
+            return _unreadable(
+                f"The ZIP unpacks to {unpacked:,} bytes, more than the {max_unpacked_bytes:,} a handover "
+                "pack may have here."
+            )
+        by_name = {info.filename: info for info in infos}
+        if MANIFEST_NAME not in by_name:
+            return _unreadable(f"{MANIFEST_NAME} is missing.")
+        if by_name[MANIFEST_NAME].file_size > MAX_MANIFEST_BYTES:
+            return _unreadable(f"{MANIFEST_NAME} is larger than {MAX_MANIFEST_BYTES:,} bytes.")
         try:
-            manifest = json.loads(archive.read(MANIFEST_NAME))
+            manifest_bytes = archive.read(MANIFEST_NAME)
+            manifest = json.loads(manifest_bytes)
             listed = {entry["name"]: entry for entry in manifest["files"]}
-        except (ValueError, KeyError, TypeError) as error:
-            return [f"{MANIFEST_NAME} cannot be read: {error}"]
+            if not all(isinstance(name, str) and isinstance(entry, dict) for name, entry in listed.items()):
+                raise TypeError("every file is an object with a name")
+        except (*_UNREADABLE, ValueError, KeyError, TypeError) as error:
+            return _unreadable(f"{MANIFEST_NAME} cannot be read: {error}")
+        signature = _check_signature(archive, by_name, manifest_bytes, manifest, keys)
         problems = []
         for name, entry in sorted(listed.items()):
-            if name not in names:
+            if name not in by_name:
                 problems.append(f"{name}: listed in the manifest but missing from the ZIP.")
                 continue
-            content = archive.read(name)
-            if len(content) != entry.get("size"):
-                problems.append(f"{name}: {len(content)} bytes, the manifest says {entry.get('size')}.")
-            if _sha256(content) != entry.get("sha256"):
-                problems.append(f"{name}: SHA-256 {_sha256(content)} does not match the manifest's.")
-        for name in sorted(names - set(listed) - {MANIFEST_NAME}):
+            try:
+                sha256, size = _digest(archive, by_name[name])
+            except _UNREADABLE as error:
+                problems.append(f"{name}: cannot be read from the ZIP: {error}")
+                continue
+            if size != entry.get("size"):
+                problems.append(f"{name}: {size} bytes, the manifest says {entry.get('size')}.")
+            if sha256 != entry.get("sha256"):
+                problems.append(f"{name}: SHA-256 {sha256} does not match the manifest's.")
+        for name in sorted(set(by_name) - set(listed) - {MANIFEST_NAME, SIGNATURE_NAME}):
             problems.append(f"{name}: not listed in the manifest.")
-        return problems
+        return PackCheck(True, manifest, problems, signature)
+
+
+def _check_signature(
+    archive: zipfile.ZipFile,
+    by_name: dict[str, zipfile.ZipInfo],
+    manifest_bytes: bytes,
+    manifest: Any,
+    keys: Sequence[PublicKey],
+) -> SignatureCheck:
+    info = by_name.get(SIGNATURE_NAME)
+    if info is None:
+        signed_format = isinstance(manifest, dict) and manifest.get("format") != 1
+        if signed_format:
+            return SignatureCheck(
+                SignatureStatus.INVALID,
+                message=f"{SIGNATURE_NAME} is missing, but this manifest's format is always signed: "
+                "the signature was removed",
+            )
+        return verify(data=manifest_bytes, signature=None, keys=keys)
+    if info.file_size > MAX_MANIFEST_BYTES:
+        return SignatureCheck(SignatureStatus.MALFORMED, message=f"{SIGNATURE_NAME} is too large")
+    try:
+        content = archive.read(info)
+    except _UNREADABLE as error:
+        return SignatureCheck(SignatureStatus.MALFORMED, message=f"{SIGNATURE_NAME} cannot be read: {error}")
+    return verify(data=manifest_bytes, signature=content, keys=keys)
+
+
+def verify_zip(source: str | Path | IO[bytes]) -> list[str]:
+    """What is wrong with a pack ZIP's files against its manifest, one sentence per file; empty when they
+    match. The signature is `check_pack`'s; this is the check that needs no key."""
+    return check_pack(source, keys=()).problems

@@ -68,6 +68,8 @@ class HandoverPack(models.Model):
 
     class Meta:
         ordering = ["server_id", "-revision"]
+        # The public /verify/ page looks a pack up by its ZIP's SHA-256, without login.
+        indexes = [models.Index(fields=["zip_sha256"], name="warranty_pack_zip_sha256")]
         constraints = [
             models.UniqueConstraint(
                 fields=["server", "revision"],

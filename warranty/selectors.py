@@ -21,6 +21,7 @@ from typing import Any
 from dateutil.relativedelta import relativedelta
 from django.conf import settings
 from django.db.models import QuerySet
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from builds.choices import ServerStatus, status_in_sentence
@@ -28,7 +29,7 @@ from builds.models import Installation, Server
 from builds.selectors import blacklist_entries, connector_map
 from burnin.models import BurnInRun
 from burnin.selectors import RunDetail, Telemetry, run_detail, telemetry_series
-from burnin.services.gate import latest_run
+from burnin.services.gate import judged_run
 from deployment.models import PlatformListing, RackPlacement, ServerNetwork
 from deployment.selectors import FeedLoad, ServerPower, current_listing, feed_loads, server_powers
 from inventory.models import Component
@@ -222,7 +223,7 @@ def _monitoring(server: Server, network: ServerNetwork | None, listing: Platform
 def pack_data(*, server: Server, chart_points: int = CHART_POINTS) -> PackData:
     """What the handover pack of `server` prints, through the lower apps' selectors."""
     server = Server.objects.select_related("order__customer", "order__configuration").get(pk=server.pk)
-    run = latest_run(server)
+    run = judged_run(server)
     placement = _placement(server)
     feeds: list[FeedLoad] = []
     power = None
@@ -330,3 +331,37 @@ def record_for(*, user: Any, pk: int) -> WarrantyRecord | None:
 
 def claims_of(*, user: Any, record: WarrantyRecord) -> QuerySet[WarrantyClaim]:
     return WarrantyClaim.objects.visible_to(user).filter(record=record).order_by("-created_at", "-pk")
+
+
+@dataclass(frozen=True)
+class IssuedPack:
+    """What the public page /verify/ may tell anyone about a pack Werkbank issued: which server's pack,
+    which revision, in which language and when. Nothing else: no customer, order, hostname or serial."""
+
+    asset_tag: str
+    revision: int
+    language: str
+    issued_on: date | None  # None only for a row made without its finish time (tests' bare rows)
+
+
+def issued_pack(*, zip_sha256: str) -> IssuedPack | None:
+    """The ready pack whose ZIP has this SHA-256, as the public page tells it; None when there is none.
+
+    Outside `visible_to` on purpose: whoever holds a pack may ask, without an account, whether Werkbank
+    issued it. The SHA-256 is the pack's own (only a holder knows it), and the answer carries IssuedPack's
+    fields only, read as values so that no other column is even fetched.
+    """
+    row = (
+        HandoverPack.objects.filter(zip_sha256=zip_sha256.lower(), status=PackStatus.READY)
+        .order_by("pk")
+        .values("server__asset_tag", "revision", "language", "finished_at")
+        .first()
+    )
+    if row is None:
+        return None
+    return IssuedPack(
+        asset_tag=row["server__asset_tag"],
+        revision=row["revision"],
+        language=row["language"],
+        issued_on=timezone.localdate(row["finished_at"]) if row["finished_at"] else None,
+    )

@@ -60,6 +60,10 @@ else:
     DEBUG = _env_bool("DEBUG", True)
     # Without keys of its own, development derives one from SECRET_KEY (werkbank/secrets.py).
     WERKBANK_SECRETS_KEYS = _env_list("WERKBANK_SECRETS_KEYS")
+# Ed25519 keys that sign the handover packs' manifests (base64 32-byte seeds), newest first: the first signs,
+# all verify (warranty/signing.py). Production without one is a system check error; development derives one
+# from SECRET_KEY.
+WERKBANK_SIGNING_KEYS = _env_list("WERKBANK_SIGNING_KEYS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -371,6 +375,12 @@ WERKBANK_MAX_PHOTO_PIXELS = int(os.environ.get("WERKBANK_MAX_PHOTO_PIXELS", str(
 # Burn-in reports from the probe: refused above this size uncompressed (a 72 h run of 8 GPUs at 10 s is
 # about 20 MB of JSON); a gzip body is inflated only up to it, so a zip bomb stops there.
 WERKBANK_MAX_REPORT_BYTES = int(os.environ.get("WERKBANK_MAX_REPORT_BYTES", str(200 * 1000 * 1000)))
+# A pack's ZIP uploaded to the public page /verify/: refused above this size, and when it unpacks to more
+# than this plus twice the largest report (the raw report and the telemetry CSV drawn from it), so that a
+# small ZIP cannot make the server inflate gigabytes. Anyone may post there: WERKBANK_VERIFY_RATE checks
+# per client address (warranty/views.py).
+WERKBANK_MAX_PACK_UPLOAD_BYTES = int(os.environ.get("WERKBANK_MAX_PACK_UPLOAD_BYTES", str(64 * 1024 * 1024)))
+WERKBANK_VERIFY_RATE = os.environ.get("WERKBANK_VERIFY_RATE", "20/min")
 
 # --- Request limits ----------------------------------------------------------------------------------
 # A request body (JSON, a form's fields) larger than this is refused: 413 from the API. Uploads say their

@@ -54,6 +54,7 @@ urlpatterns = [
     path("burnin/", include("burnin.urls")),
     path("deployment/", include("deployment.urls")),
     path("portal/", include("portal.urls")),
+    path("verify/", include("warranty.urls")),
     path("i18n/", include("django.conf.urls.i18n")),  # the frame's language switch (set_language)
     # The admin's login refuses non-staff users; partners (and customers) log in here.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

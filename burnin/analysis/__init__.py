@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from burnin.analysis import gpu, host
+from burnin.analysis import duration, gpu, host
 from burnin.analysis.context import Context, Expectations, Finding, build_context
 from burnin.rules import RULES_VERSION, THRESHOLDS
 
@@ -49,8 +49,10 @@ RULES: tuple[Callable[[Context], Iterable[Finding]], ...] = (
 
 def analyze(report: Mapping[str, Any], *, expectations: Expectations | None = None) -> list[Finding]:
     """All findings for one report, failures first, then warnings, then notes; in rule order within."""
-    ctx = build_context(report, expectations or Expectations(), THRESHOLDS)
+    expectations = expectations or Expectations()
+    ctx = build_context(report, expectations, THRESHOLDS)
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule(ctx))
+    findings.extend(duration.burnin_too_short(report, target_s=expectations.target_s))
     return sorted(findings, key=lambda f: _RANK[f.severity])

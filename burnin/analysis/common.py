@@ -55,6 +55,21 @@ def deg(value: float | None) -> str:
     return f"{value:.0f} °C" if float(value).is_integer() else f"{value:.1f} °C"
 
 
+def plain(value: float) -> str:
+    """A figure with at most two decimals and no trailing zeros: 55, 27.5, 12.75."""
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def plural(count: int, one: str, many: str) -> str:
+    """``"1 CUDA error"``, ``"3 CUDA errors"``: ``one`` or ``many`` after the count (English only)."""
+    return f"{count:,} {one if count == 1 else many}"
+
+
+def gpus_label(indices: Sequence[int]) -> str:
+    """The subject of a finding about several GPUs: ``"GPUs 0, 2, 5"``."""
+    return "GPUs " + ", ".join(str(i) for i in sorted(indices))
+
+
 def and_join(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 

@@ -25,21 +25,46 @@ BAD_BITS = HW_SLOWDOWN | THERMAL_BITS | HW_POWER_BRAKE
 @dataclass(frozen=True)
 class Finding:
     """One finding. ``subject`` is the GPU's index (an int) for a GPU finding, otherwise a label such as
-    ``"DIMM A1"``, ``"DIMMs A1, B1"``, ``"host"`` or ``"stage burn"``."""
+    ``"DIMM A1"``, ``"DIMMs A1, B1"``, ``"GPUs 0, 2"``, ``"host"`` or ``"stage burn"``.
+
+    ``message`` is the English sentence (for the CLI and the stored row); it never repeats the subject,
+    which is shown beside it. ``params`` holds the figures the sentence is made of (JSON-safe), so that
+    Werkbank's pages can word the same finding in the reader's language (``burnin.findings_text``): one
+    template per code and ``params["variant"]``. ``gpu_index`` is the GPU a finding about several GPUs is
+    filed under (the worst one); a GPU finding's index otherwise. ``explained_by`` is the
+    ``(code, subject)`` of the finding of the same report that explains this one (a correlated ECC pattern
+    explains the per-DIMM warnings of the DIMMs it covers)."""
 
     code: str
     severity: str  # "info" | "warn" | "fail"
     subject: int | str
     message: str
     evidence: dict[str, Any]
+    params: dict[str, Any] = field(default_factory=dict)
+    gpu_index: int | None = None
+    explained_by: tuple[str, int | str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.gpu_index is None and isinstance(self.subject, int):
+            object.__setattr__(self, "gpu_index", self.subject)
+
+    @property
+    def key(self) -> tuple[str, int | str]:
+        """What ``explained_by`` names (unique among the findings that explain others)."""
+        return self.code, self.subject
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "code": self.code,
             "severity": self.severity,
             "subject": self.subject,
+            "gpu_index": self.gpu_index,
             "message": self.message,
+            "params": self.params,
             "evidence": self.evidence,
+            "explained_by": (
+                {"code": self.explained_by[0], "subject": self.explained_by[1]} if self.explained_by else None
+            ),
         }
 
 
@@ -51,6 +76,8 @@ class Expectations:
     platform_max_gen: int | None = None
     #: GPU serial -> (generation, width) of the connector the card is installed in.
     slot_links: Mapping[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    #: The burn-in the order promises, seconds of full load under all GPUs (rule `burnin_too_short`).
+    target_s: float | None = None
 
 
 @dataclass

@@ -9,16 +9,22 @@ from burnin.analysis.common import (
     change,
     deg,
     first_of,
+    gpus_label,
     highest,
     link_text,
     lowest,
     num,
     parse_time,
+    plain,
+    plural,
     rounded,
     sysfs_bdf,
 )
 from burnin.analysis.context import BAD_BITS, Context, Finding, Gpu, peer_median
 from burnin.rules import BAD_COUNTER_NAMES, BAD_REASON_NAMES, REASON_WORDS, THERMAL_BITS
+
+#: The probe's name of each bad clock-event reason, as a finding's params carry it (``REASON_WORDS`` order).
+REASON_NAMES = {bit: name for name, bit in BAD_REASON_NAMES.items()}
 
 
 def pcie_link(ctx: Context) -> Iterable[Finding]:
@@ -52,17 +58,15 @@ def pcie_link(ctx: Context) -> Iterable[Finding]:
         width_downtrained = False
         if link.downtrained:
             width_downtrained = link.loaded_width is not None and link.loaded_width < link.expected_width
-            why = ""
+            params = {
+                "link": link_text(link.loaded_gen, link.loaded_width),
+                "expected": link_text(link.expected_gen, link.expected_width),
+            }
+            text = f"PCIe link at {params['link']} under load (expected {params['expected']})"
             if width_downtrained and link.driver_max_width == link.loaded_width:
-                why = f": the driver's maximum is x{link.driver_max_width} too (slot, riser or bifurcation)"
-            yield Finding(
-                "pcie_link_downtrained",
-                "fail",
-                gpu.index,
-                f"GPU {gpu.index}: PCIe link at {link_text(link.loaded_gen, link.loaded_width)} under load "
-                f"(expected {link_text(link.expected_gen, link.expected_width)}){why}",
-                evidence,
-            )
+                params.update(variant="driver_width", driver_max_width=link.driver_max_width)
+                text += f": the driver's maximum is x{link.driver_max_width} too (slot, riser or bifurcation)"
+            yield Finding("pcie_link_downtrained", "fail", gpu.index, text, evidence, params)
         platform_gen = lowest(link.host_gen, link.driver_max_gen)
         if link.card_gen is not None and platform_gen is not None:
             promised = lowest(link.card_gen, link.promised_gen)
@@ -71,9 +75,10 @@ def pcie_link(ctx: Context) -> Iterable[Finding]:
                     "pcie_link_cap_limited",
                     "fail",
                     gpu.index,
-                    f"GPU {gpu.index}: link capped at Gen{platform_gen} by the host, but the configuration "
-                    f"promises Gen{promised}",
+                    f"link capped at Gen{platform_gen} by the host, "
+                    f"but the configuration promises Gen{promised}",
                     evidence,
+                    {"variant": "promised", "gen": platform_gen, "promised": promised},
                 )
             elif platform_gen < link.card_gen:
                 stated = link.promised_gen is not None and link.promised_gen <= platform_gen
@@ -81,9 +86,14 @@ def pcie_link(ctx: Context) -> Iterable[Finding]:
                     "pcie_link_cap_limited",
                     "info" if stated else "warn",
                     gpu.index,
-                    f"GPU {gpu.index}: Gen{link.card_gen} card runs at the platform's Gen{platform_gen}"
+                    f"Gen{link.card_gen} card runs at the platform's Gen{platform_gen}"
                     + (", as the configuration states" if stated else " (host root port maximum)"),
                     evidence,
+                    {
+                        "variant": "stated" if stated else "host",
+                        "card_gen": link.card_gen,
+                        "gen": platform_gen,
+                    },
                 )
         if (
             not width_downtrained
@@ -94,9 +104,14 @@ def pcie_link(ctx: Context) -> Iterable[Finding]:
                 "pcie_link_cap_limited",
                 "fail",
                 gpu.index,
-                f"GPU {gpu.index}: the driver reports a maximum link width of x{link.driver_max_width} "
+                f"the driver reports a maximum link width of x{link.driver_max_width} "
                 f"(expected x{link.expected_width}): slot, riser or bifurcation",
                 evidence,
+                {
+                    "variant": "driver_width",
+                    "width": link.driver_max_width,
+                    "expected_width": link.expected_width,
+                },
             )
 
 
@@ -119,18 +134,28 @@ def h2d(ctx: Context) -> Iterable[Finding]:
         low_peer = median is not None and value < lim.h2d_ratio_fail * median
         low_abs = expected is not None and value < lim.h2d_ratio_fail * expected
         if low_peer or low_abs:
+            params: dict = {"h2d_gbps": round(value, 1)}
             if low_peer:
-                text = f"GPU {gpu.index}: H2D {value:.1f} GB/s, {value / median:.2f} × the median"
+                params.update(variant="peers", ratio=round(value / median, 2))
+                text = f"H2D {params['h2d_gbps']:.1f} GB/s, {params['ratio']:.2f} × the median"
             else:
+                params.update(
+                    variant="expected",
+                    ratio=round(value / expected, 2),
+                    expected_gbps=round(expected, 2),
+                    expected_link=link_text(link.expected_gen, link.expected_width),
+                )
                 text = (
-                    f"GPU {gpu.index}: H2D {value:.1f} GB/s, {value / expected:.2f} × the {expected:g} GB/s "
-                    f"expected of a {link_text(link.expected_gen, link.expected_width)} link"
+                    f"H2D {params['h2d_gbps']:.1f} GB/s, {params['ratio']:.2f} × the "
+                    f"{plain(params['expected_gbps'])} GB/s expected of a {params['expected_link']} link"
                 )
             if link.downtrained:
                 now, want = link.describe()
+                params.update(variant=params["variant"] + "_link", link=now, link_expected=want)
                 text += f": link at {now} (expected {want})"
             elif low_peer:
-                text += f" of {peers} cards ({median:.1f} GB/s)"
+                params.update(peers=peers, median_gbps=round(median, 1))
+                text += f" of {peers} cards ({params['median_gbps']:.1f} GB/s)"
             yield Finding(
                 "h2d_bandwidth_outlier",
                 "fail",
@@ -148,21 +173,29 @@ def h2d(ctx: Context) -> Iterable[Finding]:
                     else None,
                     "expected_link": link_text(link.expected_gen, link.expected_width),
                 },
+                params,
             )
         h2d = gpu.get("bench", "h2d_gbps") or {}
         idle, loaded = num(first_of(h2d.get("default"), h2d.get("local"))), num(h2d.get("under_load"))
         if idle and loaded is not None and loaded < lim.h2d_under_load_ratio * idle:
+            params = {
+                "variant": "gpu",
+                "under_load_gbps": round(loaded, 1),
+                "ratio": round(loaded / idle, 2),
+                "idle_gbps": round(idle, 1),
+            }
             yield Finding(
                 "h2d_under_load_drop",
                 "warn",
                 gpu.index,
-                f"GPU {gpu.index}: H2D drops to {loaded:.1f} GB/s under load, {loaded / idle:.2f} × idle "
-                f"({idle:.1f} GB/s): a shared switch or root port",
+                f"H2D drops to {params['under_load_gbps']:.1f} GB/s under load, {params['ratio']:.2f} × idle "
+                f"({params['idle_gbps']:.1f} GB/s): a shared switch or root port",
                 {
                     "idle_gbps": idle,
                     "under_load_gbps": loaded,
                     "method": gpu.get("bench", "under_load_method"),
                 },
+                params,
             )
     pairs = [
         (
@@ -175,13 +208,21 @@ def h2d(ctx: Context) -> Iterable[Finding]:
     if len(pairs) > 1:
         concurrent, alone = sum(c for c, _ in pairs), sum(d for _, d in pairs)
         if concurrent < lim.h2d_concurrent_ratio * alone:
+            params = {
+                "variant": "concurrent",
+                "gpus": len(pairs),
+                "concurrent_gbps": round(concurrent, 1),
+                "ratio": round(concurrent / alone, 2),
+                "individual_gbps": round(alone, 1),
+            }
             yield Finding(
                 "h2d_under_load_drop",
                 "warn",
                 "host",
-                f"host: H2D to all {len(pairs)} GPUs at once totals {concurrent:.1f} GB/s, "
-                f"{concurrent / alone:.2f} × the {alone:.1f} GB/s they reach one at a time",
+                f"H2D to all {len(pairs)} GPUs at once totals {params['concurrent_gbps']:.1f} GB/s, "
+                f"{params['ratio']:.2f} × the {params['individual_gbps']:.1f} GB/s they reach one at a time",
                 {"concurrent_sum_gbps": rounded(concurrent, 2), "individual_sum_gbps": rounded(alone, 2)},
+                params,
             )
 
 
@@ -194,18 +235,25 @@ def numa(ctx: Context) -> Iterable[Finding]:
         if not (default and local and remote) or remote >= (1 - lim.numa_penalty_min) * local:
             continue
         if default <= (1 + lim.numa_remote_within) * remote:
+            params = {
+                "default_gbps": round(default, 1),
+                "remote_gbps": round(remote, 1),
+                "local_gbps": round(local, 1),
+            }
             yield Finding(
                 "numa_misaffinity",
                 "warn",
                 gpu.index,
-                f"GPU {gpu.index}: H2D at default placement {default:.1f} GB/s matches the remote NUMA "
-                f"node ({remote:.1f} GB/s, local {local:.1f} GB/s): pin host buffers with numactl",
+                f"H2D at default placement {params['default_gbps']:.1f} GB/s matches the remote NUMA node "
+                f"({params['remote_gbps']:.1f} GB/s, local {params['local_gbps']:.1f} GB/s): "
+                "pin host buffers with numactl",
                 {
                     "default_gbps": default,
                     "local_gbps": local,
                     "remote_gbps": remote,
                     "numa_node": gpu.get("numa_node"),
                 },
+                params,
             )
 
 
@@ -221,13 +269,20 @@ def tflops(ctx: Context) -> Iterable[Finding]:
         median, peers = peer_median(ctx, gpu, value_of)
         if value is None or median is None or value >= lim.tflops_warn_ratio * median:
             continue
+        params = {
+            "tflops": round(value, 1),
+            "ratio": round(value / median, 2),
+            "peers": peers,
+            "median_tflops": round(median, 1),
+        }
         yield Finding(
             "tflops_outlier",
             "fail" if value < lim.tflops_fail_ratio * median else "warn",
             gpu.index,
-            f"GPU {gpu.index}: FP16 {value:.1f} TFLOPS, {value / median:.2f} × the median of {peers} cards "
-            f"({median:.1f} TFLOPS)",
+            f"FP16 {params['tflops']:.1f} TFLOPS, {params['ratio']:.2f} × the median of {peers} cards "
+            f"({params['median_tflops']:.1f} TFLOPS)",
             {"tflops": value, "peer_median": median, "peers": peers, "ratio": rounded(value / median, 3)},
+            params,
         )
 
 
@@ -247,23 +302,47 @@ def vram(ctx: Context) -> Iterable[Finding]:
             "peers": peers,
         }
         if reference and value < lim.vram_sku_fail_ratio * reference:
+            params = {
+                "variant": "reference",
+                "vram_gbps": round(value),
+                "ratio": round(value / reference, 2),
+                "reference_gbps": round(reference),
+            }
             yield Finding(
                 "vram_bandwidth_low",
                 "fail",
                 gpu.index,
-                f"GPU {gpu.index}: VRAM {value:,.0f} GB/s, {value / reference:.2f} × the "
-                f"{reference:,.0f} GB/s reference of this SKU",
+                f"VRAM {params['vram_gbps']:,} GB/s, {params['ratio']:.2f} × the "
+                f"{params['reference_gbps']:,} GB/s reference of this SKU",
                 evidence,
+                params,
             )
         elif median is not None and value < lim.vram_warn_ratio * median:
+            params = {
+                "variant": "peers",
+                "vram_gbps": round(value),
+                "ratio": round(value / median, 2),
+                "peers": peers,
+                "median_gbps": round(median),
+            }
             yield Finding(
                 "vram_bandwidth_low",
                 "warn",
                 gpu.index,
-                f"GPU {gpu.index}: VRAM {value:,.0f} GB/s, {value / median:.2f} × the median of "
-                f"{peers} cards ({median:,.0f} GB/s)",
+                f"VRAM {params['vram_gbps']:,} GB/s, {params['ratio']:.2f} × the median of "
+                f"{peers} cards ({params['median_gbps']:,} GB/s)",
                 evidence,
+                params,
             )
+
+
+#: What ``compute_errors`` counts, in its sentence's order: (key, one, many).
+COMPUTE_ERROR_WORDS = (
+    ("mismatches", "mismatching element", "mismatching elements"),
+    ("nans", "NaN", "NaNs"),
+    ("reference_nans", "NaN in the reference product", "NaNs in the reference product"),
+    ("cuda_errors", "CUDA error", "CUDA errors"),
+)
 
 
 def compute_errors(ctx: Context) -> Iterable[Finding]:
@@ -277,26 +356,18 @@ def compute_errors(ctx: Context) -> Iterable[Finding]:
         counts = {k: int(burn.get(k) or 0) for k in ("mismatches", "nans", "reference_nans", "cuda_errors")}
         if not xids and not any(counts.values()):
             continue
-        parts = [
-            f"{counts[k]} {words}"
-            for k, words in (
-                ("mismatches", "mismatching elements"),
-                ("nans", "NaNs"),
-                ("reference_nans", "NaNs in the reference product"),
-                ("cuda_errors", "CUDA errors"),
-            )
-            if counts[k]
-        ]
+        parts = [plural(counts[k], one, many) for k, one, many in COMPUTE_ERROR_WORDS if counts[k]]
         if xids:
             parts.append(f"Xid {', '.join(map(str, xids))} during the run")
         checked = burn.get("matmuls_checked")
+        checked = int(checked) if checked is not None else None
         yield Finding(
             "compute_errors",
             "fail",
             gpu.index,
-            f"GPU {gpu.index}: {', '.join(parts)}"
-            + (f" ({int(checked):,} matmuls checked)" if checked is not None else ""),
+            ", ".join(parts) + (f" ({checked:,} matmuls checked)" if checked is not None else ""),
             dict(counts, xids=xids, matmuls_checked=checked, errors=list(burn.get("errors") or [])[:5]),
+            dict(counts, xids=xids, matmuls_checked=checked),
         )
 
 
@@ -324,58 +395,111 @@ def _margin(gpu: Gpu) -> tuple[float | None, float | None, str | None]:
     return margin, peak, source
 
 
+#: How a GPU's thermal margin falls short (rule 9), worst first.
+_THERMAL_VARIANTS = ("none", "slowdown", "low")
+
+
+def _thermal_words(variant: str, margin: float | None, peak: float | None) -> str:
+    if variant == "none":
+        return f"no thermal margin at peak ({deg(margin)} at {deg(peak)})"
+    if variant == "slowdown":
+        return f"thermal slowdown during the run (peak {deg(peak)})"
+    return f"thermal margin {deg(margin)} at peak ({deg(peak)})"
+
+
 def thermal(ctx: Context) -> Iterable[Finding]:
-    """Rule 9: thermal margin at peak, thermal clock events, and a GPU much hotter than its peers."""
+    """Rule 9: thermal margin at peak, thermal clock events, and a GPU much hotter than its peers.
+
+    One cause, one finding: the margins of a machine's GPUs are one finding (the chassis' airflow), filed
+    under the worst GPU and listing the others with their margins."""
     lim = ctx.limits
     peaks = {}
+    short: list[dict] = []
     for gpu in ctx.gpus:
         margin, peak, source = _margin(gpu)
         peaks[gpu.index] = peak
         thermal_event = bool(_bad_reasons(gpu)[0] & THERMAL_BITS)
-        evidence = {
-            "margin_c": margin,
-            "peak_c": peak,
-            "margin_from": source,
-            "thermal_clock_event": thermal_event,
-        }
         if margin is not None and margin <= lim.thermal_margin_fail_c:
-            yield Finding(
-                "thermal_margin_low",
-                "fail",
-                gpu.index,
-                f"GPU {gpu.index}: no thermal margin at peak ({deg(margin)} at {deg(peak)})",
-                evidence,
-            )
+            variant, severity = "none", "fail"
         elif thermal_event:
-            yield Finding(
-                "thermal_margin_low",
-                "fail",
-                gpu.index,
-                f"GPU {gpu.index}: thermal slowdown during the run (peak {deg(peak)})",
-                evidence,
-            )
+            variant, severity = "slowdown", "fail"
         elif margin is not None and margin < lim.thermal_margin_warn_c:
-            yield Finding(
-                "thermal_margin_low",
-                "warn",
-                gpu.index,
-                f"GPU {gpu.index}: thermal margin {deg(margin)} at peak ({deg(peak)})",
-                evidence,
+            variant, severity = "low", "warn"
+        else:
+            continue
+        short.append(
+            {
+                "gpu": gpu.index,
+                "variant": variant,
+                "severity": severity,
+                "margin_c": rounded(margin, 1),
+                "peak_c": rounded(peak, 1),
+                "evidence": {
+                    "margin_c": margin,
+                    "peak_c": peak,
+                    "margin_from": source,
+                    "thermal_clock_event": thermal_event,
+                },
+            }
+        )
+    if short:
+        short.sort(
+            key=lambda s: (
+                _THERMAL_VARIANTS.index(s["variant"]),
+                s["margin_c"] if s["margin_c"] is not None else float("inf"),
+                s["gpu"],
             )
+        )
+        worst, others = short[0], sorted(short[1:], key=lambda s: s["gpu"])
+        params = {
+            "variant": worst["variant"],
+            "gpu": worst["gpu"],
+            "margin_c": worst["margin_c"],
+            "peak_c": worst["peak_c"],
+        }
+        text = _thermal_words(worst["variant"], worst["margin_c"], worst["peak_c"])
+        evidence = dict(worst["evidence"])
+        if others:
+            params["others"] = [
+                {"gpu": o["gpu"], "variant": o["variant"], "margin_c": o["margin_c"]} for o in others
+            ]
+            listed = ", ".join(
+                f"GPU {o['gpu']} (thermal slowdown)"
+                if o["variant"] == "slowdown"
+                else f"GPU {o['gpu']} ({deg(o['margin_c'])})"
+                for o in others
+            )
+            text = f"{text} on GPU {worst['gpu']}, the worst; also on {listed}"
+            evidence["gpus"] = {str(s["gpu"]): dict(s["evidence"], severity=s["severity"]) for s in short}
+        yield Finding(
+            "thermal_margin_low",
+            worst["severity"],
+            gpus_label([s["gpu"] for s in short]) if others else worst["gpu"],
+            text,
+            evidence,
+            params,
+            gpu_index=worst["gpu"],
+        )
     for gpu in ctx.gpus:
         peak = peaks[gpu.index]
-        others = [p for i, p in peaks.items() if i != gpu.index and p is not None]
-        if peak is None or len(others) + 1 < lim.min_peers:
+        others_peaks = [p for i, p in peaks.items() if i != gpu.index and p is not None]
+        if peak is None or len(others_peaks) + 1 < lim.min_peers:
             continue
-        median = statistics.median(others)
+        median = statistics.median(others_peaks)
         if peak > median + lim.thermal_peer_delta_c:
+            params = {
+                "peak_c": rounded(peak, 1),
+                "delta_c": rounded(peak - median, 1),
+                "median_c": rounded(median, 1),
+            }
             yield Finding(
                 "thermal_outlier",
                 "warn",
                 gpu.index,
-                f"GPU {gpu.index}: peaks at {deg(peak)}, {deg(peak - median)} above the other cards' median "
-                f"({deg(median)}): check airflow and slot position",
+                f"peaks at {deg(params['peak_c'])}, {deg(params['delta_c'])} above the other cards' median "
+                f"({deg(params['median_c'])}): check airflow and slot position",
                 {"peak_c": peak, "others_median_c": median, "limit_c": lim.thermal_peer_delta_c},
+                params,
             )
 
 
@@ -405,41 +529,49 @@ def throttling(ctx: Context) -> Iterable[Finding]:
             first = ctx.at(series.first_bad_t) if series else None
             if seconds is None and series and ctx.interval_s:
                 seconds = series.bad_samples * ctx.interval_s
-            text = f"GPU {gpu.index}: {', '.join(words)} active"
+            params = {
+                "reasons": [REASON_NAMES[bit] for bit in REASON_WORDS if mask & bit],
+                "first_at": first,
+                "seconds": round(seconds) if seconds is not None else None,
+            }
+            text = f"{', '.join(words)} active"
             details = [
                 f"first at {first}" if first else "",
-                f"{seconds:,.0f} s in total" if seconds is not None else "",
+                f"{params['seconds']:,} s in total" if seconds is not None else "",
             ]
             if any(details):
                 text += f" ({'; '.join(d for d in details if d)})"
             margin, peak, _ = _margin(gpu)
             if not mask & THERMAL_BITS and (margin is None or margin >= lim.thermal_margin_warn_c):
-                text += f" with the GPU cool{f' (peak {deg(peak)})' if peak is not None else ''}: " + (
-                    "points at the PSU or power cabling"
-                )
+                params.update(variant="cool", peak_c=rounded(peak, 1))
+                cool = f" (peak {deg(params['peak_c'])})" if peak is not None else ""
+                text += f" with the GPU cool{cool}: points at the PSU or power cabling"
             yield Finding(
                 "throttling_active",
                 "fail",
                 gpu.index,
                 text,
                 {"reasons": words, "mask": mask, "first_at": first, "seconds": rounded(seconds, 1)},
+                params,
             )
         events = gpu.get("clocks_events") or {}
         fraction = series.capped_samples / series.mask_samples if series and series.mask_samples else None
         fraction = first_of(fraction, num(events.get("sw_power_cap_fraction")))
         counter = (events.get("counters_delta_us") or {}).get("sw_power_cap")
         if (fraction or 0) > 0 or counter or "sw_power_cap" in (events.get("seen_active") or []):
-            share = f" in {fraction:.0%} of samples" if fraction else ""
+            params = {"share_pct": round(fraction * 100) if fraction else None}
+            share = f" in {params['share_pct']}% of samples" if fraction else ""
             yield Finding(
                 "power_capped",
                 "info",
                 gpu.index,
-                f"GPU {gpu.index}: software power cap active{share} (normal at full load)",
+                f"software power cap active{share} (normal at full load)",
                 {
                     "power_capped_fraction": rounded(fraction, 4),
                     "counter_s": rounded(counter / 1e6, 1) if counter else None,
                     "limit_w": gpu.get("power", "limit_w"),
                 },
+                params,
             )
 
 
@@ -457,22 +589,28 @@ def power_delivery(ctx: Context) -> Iterable[Finding]:
         limit = num(gpu.get("power", "limit_w"))
         median, peers = peer_median(ctx, gpu, _loaded_power)
         parts = []
+        params: dict = {"mean_w": round(mean)}
         if limit and mean < lim.power_limit_ratio * limit:
-            parts.append(f"{mean / limit:.2f} × its {limit:.0f} W limit")
+            params.update(limit_ratio=round(mean / limit, 2), limit_w=round(limit))
+            parts.append(f"{params['limit_ratio']:.2f} × its {params['limit_w']} W limit")
         if median and mean < lim.power_peer_ratio * median:
-            parts.append(f"{mean / median:.2f} × the median of {peers} cards ({median:.0f} W)")
+            params.update(median_ratio=round(mean / median, 2), peers=peers, median_w=round(median))
+            parts.append(
+                f"{params['median_ratio']:.2f} × the median of {peers} cards ({params['median_w']} W)"
+            )
         if parts:
             yield Finding(
                 "power_delivery_low",
                 "warn",
                 gpu.index,
-                f"GPU {gpu.index}: {mean:.0f} W mean under load, {' and '.join(parts)}",
+                f"{params['mean_w']} W mean under load, {' and '.join(parts)}",
                 {
                     "mean_w": rounded(mean, 1),
                     "limit_w": limit,
                     "peer_median_w": rounded(median, 1),
                     "peers": peers,
                 },
+                params,
             )
 
 
@@ -493,19 +631,21 @@ def gpu_ecc(ctx: Context) -> Iterable[Finding]:
         )
         evidence = {"mode": ecc.get("mode"), "start": start, "end": end, "remap": remap}
         if unc:
+            count = round(unc)
             yield Finding(
                 "gpu_ecc_uncorrectable",
                 "fail",
                 gpu.index,
-                f"GPU {gpu.index}: {unc:.0f} uncorrectable ECC errors in GPU memory",
+                plural(count, "uncorrectable ECC error", "uncorrectable ECC errors") + " in GPU memory",
                 evidence,
+                {"count": count},
             )
         if remap.get("failure"):
             yield Finding(
                 "gpu_row_remap_failure",
                 "fail",
                 gpu.index,
-                f"GPU {gpu.index}: row remapping failed (no spare rows left)",
+                "row remapping failed (no spare rows left)",
                 evidence,
             )
         if remap.get("pending"):
@@ -513,16 +653,19 @@ def gpu_ecc(ctx: Context) -> Iterable[Finding]:
                 "gpu_row_remap_pending",
                 "warn",
                 gpu.index,
-                f"GPU {gpu.index}: a row remap is pending: reset the GPU before it ships",
+                "a row remap is pending: reset the GPU before it ships",
                 evidence,
             )
         if corr_growth and corr_growth > 0:
+            count = round(corr_growth)
             yield Finding(
                 "gpu_ecc_correctable_growth",
                 "warn",
                 gpu.index,
-                f"GPU {gpu.index}: {corr_growth:.0f} new correctable ECC errors in GPU memory during the run",
+                plural(count, "new correctable ECC error", "new correctable ECC errors")
+                + " in GPU memory during the run",
                 dict(evidence, growth=corr_growth),
+                {"count": count},
             )
 
 
@@ -553,20 +696,22 @@ def replays(ctx: Context) -> Iterable[Finding]:
         gen = gpu.link.expected_gen
         aer_limit = lim.aer_per_min_fail.get(5 if gen and gen >= 5 and gpu.link.expected_width >= 16 else 4)
         severe = replayed > lim.replay_fail or (per_min is not None and per_min > aer_limit)
+        params = {"replays": replayed, "aer": aer, "aer_per_min": rounded(per_min, 1)}
         parts = [
-            f"{replayed} PCIe replays" if replayed else "",
-            f"{aer} AER correctable errors" if aer else "",
+            plural(replayed, "PCIe replay", "PCIe replays") if replayed else "",
+            plural(aer, "AER correctable error", "AER correctable errors") if aer else "",
         ]
         yield Finding(
             "pcie_replay_growth",
             "fail" if severe else "warn",
             gpu.index,
-            f"GPU {gpu.index}: {' and '.join(p for p in parts if p)} during the run"
-            + (f" ({per_min:.1f} AER/min)" if per_min is not None else ""),
+            f"{' and '.join(p for p in parts if p)} during the run"
+            + (f" ({params['aer_per_min']:.1f} AER/min)" if per_min is not None else ""),
             {
                 "replays": replayed,
                 "aer": aer,
                 "aer_per_min": rounded(per_min, 2),
                 "aer_limit_per_min": aer_limit,
             },
+            params,
         )

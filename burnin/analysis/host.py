@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
@@ -20,33 +21,69 @@ from burnin.analysis.common import (
     iso,
     num,
     parse_time,
+    plural,
     rounded,
 )
 from burnin.analysis.context import Context, Finding
 from burnin.rules import Thresholds
 
+#: The reason the probe gives a stage it did not start because the run was interrupted (probe.burnin).
+_NOT_STARTED = re.compile(r"not started: run interrupted \((?P<reason>.*)\)")
+#: Which outcome names a cause that cut several stages: the stage that was running wins.
+_OUTCOMES = ("interrupted", "failed", "skipped")
+
 
 def stage_incomplete(ctx: Context) -> Iterable[Finding]:
     """An interrupted, failed or skipped stage is never silently treated as passed: it needs a PM's
-    decision (a waiver), so it is a failure."""
+    decision (a waiver), so it is a failure.
+
+    One cause, one finding: an interruption stops every stage running at that moment (the telemetry and
+    the burn) and the probe skips the stages after it ("not started: run interrupted (...)"); they share
+    the probe's reason, so stages with the same reason make one finding. ``evidence["stage"]`` is the
+    first stage it cut, ``evidence["stages"]`` all of them."""
+    causes: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for stage in ctx.report.get("stages") or []:
-        status = stage.get("status")
-        if status == "ok":
+        if stage.get("status") == "ok":
             continue
-        name = stage.get("name")
-        reason = stage.get("reason") or "no reason recorded"
+        reason = stage.get("reason")
+        if isinstance(reason, str) and reason:
+            cut = _NOT_STARTED.fullmatch(reason)
+            key = ("reason", cut["reason"] if cut else reason)
+        else:  # no reason recorded: nothing says two such stages share a cause
+            key = ("stage", str(stage.get("name")))
+        causes.setdefault(key, []).append(stage)
+    for (kind, cause), stages in causes.items():
+        names = [str(s.get("name")) for s in stages]
+        first = stages[0]
+        ran = [s.get("status") for s in stages if s.get("status") in ("interrupted", "failed")]
+        if ran:  # the cause as the stage it stopped says it; the stages it kept from starting beside it
+            status = min(ran, key=_OUTCOMES.index)
+            reason: str | None = cause if kind == "reason" else None
+            not_started = [str(s.get("name")) for s in stages if s.get("status") not in _OUTCOMES[:2]]
+        else:
+            status, reason, not_started = str(first.get("status")), first.get("reason"), []
+        params = {"status": status, "reason": reason, "stages": names, "not_started": not_started}
+        text = f"{status}: {reason or 'no reason recorded'}"
+        if not_started:
+            text += f"; {and_join(not_started)} not started"
         yield Finding(
             "stage_incomplete",
             "fail",
-            f"stage {name}",
-            f"stage `{name}` {status}: {reason}",
+            f"stage {names[0]}" if len(names) == 1 else "stages " + ", ".join(names),
+            text,
             {
-                "stage": name,
-                "status": status,
-                "reason": stage.get("reason"),
-                "started_at": stage.get("started_at"),
-                "ended_at": stage.get("ended_at"),
+                "stage": names[0],
+                "stages": names,
+                "status": first.get("status"),
+                "reason": first.get("reason"),
+                "started_at": first.get("started_at"),
+                "ended_at": first.get("ended_at"),
+                "by_stage": [
+                    {k: s.get(k) for k in ("name", "status", "reason", "started_at", "ended_at")}
+                    for s in stages
+                ],
             },
+            params,
         )
 
 
@@ -76,10 +113,20 @@ def host_memory(ctx: Context) -> Iterable[Finding]:
     """Rule 14 (per-DIMM UE / CE / logging limit), rule 15 (patterns), rule 16 (EDAC blind), rule 17."""
     events = _memory_events(ctx)
     labels = _dimm_labels(e.get("dimm") for e in events)
-    for kind, code, severity, words in (
-        ("ue", "host_dimm_uncorrectable", "fail", "uncorrectable ECC errors"),
-        ("ce", "host_dimm_correctable", "warn", "correctable ECC errors"),
-        ("ce_logging_limit", "host_ecc_logging_limit_reached", "warn", "'logging limit reached' records"),
+    patterns = list(_ecc_patterns(ctx, [e for e in events if e.get("memory_kind") == "ce"], labels))
+    # A pattern names its cause for the correctable errors of every DIMM it covers: their per-DIMM warnings
+    # are explained by it (the pages show them under it, not as separate faults).
+    explained = {dimm: pattern.key for pattern in patterns for dimm in pattern.evidence["dimms"]}
+    for kind, code, severity, one, many in (
+        ("ue", "host_dimm_uncorrectable", "fail", "uncorrectable ECC error", "uncorrectable ECC errors"),
+        ("ce", "host_dimm_correctable", "warn", "correctable ECC error", "correctable ECC errors"),
+        (
+            "ce_logging_limit",
+            "host_ecc_logging_limit_reached",
+            "warn",
+            "'logging limit reached' record",
+            "'logging limit reached' records",
+        ),
     ):
         by_dimm: dict[str | None, list[dict[str, Any]]] = {}
         for event in events:
@@ -87,7 +134,7 @@ def host_memory(ctx: Context) -> Iterable[Finding]:
                 by_dimm.setdefault(event.get("dimm"), []).append(event)
         for dimm, items in sorted(by_dimm.items(), key=lambda kv: labels[kv[0]]):
             label = labels[dimm]
-            text = f"DIMM {label}: {len(items)} {words} in the BMC event log"
+            text = plural(len(items), one, many) + " in the BMC event log"
             if kind == "ce_logging_limit":
                 text += ": later errors are not logged, every count is a lower bound"
             yield Finding(
@@ -96,24 +143,28 @@ def host_memory(ctx: Context) -> Iterable[Finding]:
                 f"DIMM {label}",
                 text,
                 {"dimm": dimm, "count": len(items), "times": [event_time(e) for e in items][:50]},
+                {"dimm": label, "count": len(items)},
+                explained_by=explained.get(dimm) if kind == "ce" else None,
             )
-    yield from _ecc_patterns(ctx, [e for e in events if e.get("memory_kind") == "ce"], labels)
+    yield from patterns
     edac = (ctx.report.get("host_memory") or {}).get("edac") or {}
     errors = [e for e in events if e.get("memory_kind") in ("ce", "ue", "ce_logging_limit")]
     edac_total = sum(int(mc.get("ce") or 0) + int(mc.get("ue") or 0) for mc in edac.get("mc") or [])
     if errors and (not edac.get("present") or edac_total == 0):
+        params = {"variant": "absent" if not edac.get("present") else "zero", "errors": len(errors)}
         state = "is absent" if not edac.get("present") else "reads 0"
         yield Finding(
             "edac_firmware_first_blind",
             "info",
             "host",
-            f"host: the BMC logged {len(errors)} memory errors while Linux EDAC {state} (firmware-first): "
-            "EDAC = 0 proves nothing on this host, read the BMC event log",
+            f"the BMC logged {plural(len(errors), 'memory error', 'memory errors')} while Linux EDAC {state} "
+            "(firmware-first): EDAC = 0 proves nothing on this host, read the BMC event log",
             {
                 "sel_memory_errors": len(errors),
                 "edac_present": bool(edac.get("present")),
                 "edac_total": edac_total,
             },
+            params,
         )
     offset = num(((ctx.report.get("host") or {}).get("bmc") or {}).get("sel_time_offset_s"))
     if offset is not None and abs(offset) > ctx.limits.sel_skew_s:
@@ -121,9 +172,10 @@ def host_memory(ctx: Context) -> Iterable[Finding]:
             "sel_clock_skew",
             "info",
             "host",
-            f"host: the BMC clock is {offset:+.0f} s off host UTC: correct SEL times before comparing them "
+            f"the BMC clock is {round(offset):+d} s off host UTC: correct SEL times before comparing them "
             "with the GPU telemetry",
             {"sel_time_offset_s": offset, "limit_s": ctx.limits.sel_skew_s},
+            {"offset_s": round(offset)},
         )
 
 
@@ -155,8 +207,8 @@ def _ecc_patterns(
                 "ecc_correlated_periodic",
                 "warn",
                 "DIMMs " + ", ".join(names),
-                f"DIMMs {and_join(names)}: correctable ECC in the same second, {times} at {about(median)} "
-                "intervals: a signature of an external periodic cause, not a failing module",
+                f"correctable ECC in the same second, {times} at {about(round(median))} intervals: "
+                "a signature of an external periodic cause, not a failing module",
                 {
                     "category": "external cause",
                     "dimms": dimms,
@@ -169,6 +221,12 @@ def _ecc_patterns(
                     "same_second_counts": {
                         labels[d]: sum(1 for _, ds in coincident if d in ds) for d in dimms
                     },
+                },
+                {
+                    "variant": "coincident",
+                    "dimms": names,
+                    "bursts": len(coincident),
+                    "period_s": round(median),
                 },
             )
     periodic: list[tuple[str, float, list[float]]] = []
@@ -203,18 +261,20 @@ def _ecc_patterns(
                 "ecc_correlated_periodic",
                 "warn",
                 "DIMMs " + ", ".join(names),
-                f"DIMMs {and_join(names)}: correctable ECC at the same period ({about(period)}) on each: "
+                f"correctable ECC at the same period ({about(round(period))}) on each: "
                 "a signature of an external periodic cause, not a failing module",
                 dict(evidence, category="external cause"),
+                {"variant": "period", "dimms": names, "period_s": round(period)},
             )
         else:
             yield Finding(
                 "ecc_periodic_single_dimm",
                 "warn",
                 f"DIMM {names[0]}",
-                f"DIMM {names[0]}: correctable ECC every {duration(period)}, strictly periodic: a scheduled "
+                f"correctable ECC every {duration(period)}, strictly periodic: a scheduled "
                 "or logging artefact is more likely than a decaying module",
                 evidence,
+                {"dimm": names[0], "period_s": round(period)},
             )
 
 
@@ -264,30 +324,47 @@ def telemetry_gap(ctx: Context) -> Iterable[Finding]:
     if not affected:
         return
 
-    def words(info: dict[str, Any]) -> str:
+    def params_of(info: dict[str, Any]) -> dict[str, Any]:
+        """The figures of the sentence: no samples, or the long gaps and the share missing (either may be
+        absent: 0 gaps, a share of None)."""
         if not info["samples"]:
+            return {"samples": 0}
+        share = info["missing_share"]
+        return {
+            "samples": info["samples"],
+            "gaps": len(info["gaps"]),
+            "gap_limit_min": round(lim.telemetry_max_gap_s / 60),
+            "longest_gap_s": round(info["longest_gap_s"]) if info["gaps"] else None,
+            "missing_pct": round(share * 100, 1) if share > lim.telemetry_missing_share else None,
+        }
+
+    def words(params: dict[str, Any]) -> str:
+        if not params["samples"]:
             return "no samples"
         parts = []
-        if info["gaps"]:
-            count = len(info["gaps"])
+        if params["gaps"]:
+            count = params["gaps"]
             parts.append(
-                f"{'a gap' if count == 1 else f'{count} gaps'} over {lim.telemetry_max_gap_s / 60:.0f} min "
-                f"(longest {duration(info['longest_gap_s'])})"
+                f"{'a gap' if count == 1 else f'{count} gaps'} over {params['gap_limit_min']} min "
+                f"(longest {duration(params['longest_gap_s'])})"
             )
-        if info["missing_share"] > lim.telemetry_missing_share:
-            parts.append(f"{info['missing_share']:.1%} of samples missing")
+        if params["missing_pct"] is not None:
+            parts.append(f"{params['missing_pct']:.1f}% of samples missing")
         return " and ".join(parts)
 
     tail = ": no claim about throttling can be made for those periods"
-    if len(affected) == len(ctx.gpus) and len({words(i) for i in affected.values()}) == 1:
-        info = next(iter(affected.values()))
+    described = {index: params_of(info) for index, info in affected.items()}
+    if len(affected) == len(ctx.gpus) and len({words(p) for p in described.values()}) == 1:
+        params = dict(next(iter(described.values())), variant="every_gpu")
         yield Finding(
             "telemetry_gap",
             "warn",
             "host",
-            f"telemetry: {words(info)} on every GPU{tail}",
+            f"{words(params)} in the telemetry of every GPU{tail}",
             {"gpus": {str(index): info for index, info in affected.items()}},
+            params,
         )
         return
     for index, info in affected.items():
-        yield Finding("telemetry_gap", "warn", index, f"GPU {index}: {words(info)}{tail}", info)
+        params = described[index]
+        yield Finding("telemetry_gap", "warn", index, f"{words(params)} in the telemetry{tail}", info, params)

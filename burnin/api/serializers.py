@@ -39,6 +39,9 @@ class RunSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "ended_at",
             "result",
             "rules_version",
+            "binding",
+            "full_load_s",
+            "target_s",
             "uploaded_by",
             "created_at",
             "findings_fail",
@@ -89,9 +92,19 @@ class GpuResultSerializer(serializers.ModelSerializer):
 
 
 class RunFindingSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
-    """A finding as its run lists it; `burnin.api.gate_serializers.FindingSerializer` adds the server."""
+    """A finding as its run lists it; `burnin.api.gate_serializers.FindingSerializer` adds the server.
+
+    `message` is the analysis' English sentence as stored; `text` is the same sentence in the request's
+    language (`Accept-Language`), made from `code` and `params`."""
 
     severity = EnumField(Severity, read_only=True)
+    text = serializers.CharField(
+        read_only=True, help_text="The sentence in the request's language, without the subject."
+    )
+    params = serializers.JSONField(read_only=True, help_text="The figures the sentence is made of.")
+    explained_by = serializers.PrimaryKeyRelatedField(
+        read_only=True, allow_null=True, help_text="The finding of the same run that explains this one."
+    )
     waived_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
@@ -103,6 +116,9 @@ class RunFindingSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "subject",
             "gpu_index",
             "message",
+            "text",
+            "params",
+            "explained_by",
             "evidence",
             "rule_version",
             "waived_by",

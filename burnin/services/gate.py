@@ -1,6 +1,12 @@
-"""The burn-in gate: a server passes burn-in only when its latest run leaves nothing undecided.
+"""The burn-in gate: a server passes burn-in only when its judged run leaves nothing undecided.
 
-What blocks, on the server's latest run (the one that started last):
+The judged run is the server's newest counting run by upload (`judged_run`): a run counts only when it
+was uploaded after the server's last GPU install, removal or move (`burnin.hardware`); the runs
+before that are stale, measured on other hardware, and are never judged. Every page, the API and the
+handover pack name this same run. A PM sees all of a server's runs listed, the judged one marked and the
+stale ones shown as stale with the change that made them so.
+
+What blocks, on the judged run:
 
 - every `fail` finding that no PM has waived;
 - every `stage_incomplete` finding that no PM has waived, whatever its severity: a stage that did not finish
@@ -15,7 +21,7 @@ A waived finding stays on the run with who waived it, when and why: the handover
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +33,9 @@ from django.utils.translation import gettext as _
 from builds.choices import SERVER_TRANSITIONS, ServerStatus
 from builds.models import Server
 from builds.services import server_record_burnin_power, server_transition
-from burnin.choices import Severity, StageStatus
+from burnin.choices import RunResult, Severity, StageStatus
 from burnin.gates import PASSED_BURN_IN
+from burnin.hardware import GpuChange, is_stale, last_gpu_change, last_gpu_changes
 from burnin.models import BurnInRun, BurnInStage, Finding
 from orders.selectors import configuration_gpus
 from werkbank.access import is_pm
@@ -44,13 +51,15 @@ UNFINISHED_STAGES = frozenset({StageStatus.INTERRUPTED, StageStatus.FAILED})
 
 @dataclass(frozen=True)
 class GateState:
-    """Where a server stands at the burn-in gate: its latest run, what blocks, and whether it may pass."""
+    """Where a server stands at the burn-in gate: its judged run, what blocks, and whether it may pass."""
 
     server: Server
     run: BurnInRun | None
     blocking: list[Finding] = field(default_factory=list)
     undecided_stages: list[BurnInStage] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    #: The last GPU change, when it made the server's runs before it stale.
+    change: GpuChange | None = None
 
     @property
     def passed(self) -> bool:
@@ -62,9 +71,67 @@ class GateState:
         return self.server.status == ServerStatus.BURN_IN and not self.missing
 
 
-def latest_run(server: Server) -> BurnInRun | None:
-    """The run that started last (the upload order breaks a tie)."""
-    return BurnInRun.objects.filter(server=server).order_by("-started_at", "-id").first()
+def counting_runs(server: Server, change: GpuChange | None) -> Any:
+    """The server's runs uploaded since its last GPU change (`last_gpu_change`), newest first."""
+    runs = BurnInRun.objects.filter(server=server).order_by("-id")
+    return runs.filter(created_at__gte=change.at) if change is not None else runs
+
+
+def judged_run(server: Server) -> BurnInRun | None:
+    """The run the gate judges: the newest counting run by upload, None when no run counts."""
+    return counting_runs(server, last_gpu_change(server)).first()
+
+
+@dataclass(frozen=True)
+class RunStanding:
+    """One run of a server as the pages list it: judged, counting, or stale (with the change)."""
+
+    run: BurnInRun
+    judged: bool
+    stale: bool
+    change: GpuChange | None
+
+    @property
+    def state(self) -> str:
+        return "judged" if self.judged else "stale" if self.stale else "counting"
+
+
+def run_standings(server: Server, runs: Sequence[BurnInRun]) -> list[RunStanding]:
+    """Each of `runs` (a server's) with its standing: the judged one marked, the stale ones with the GPU
+    change that made them stale."""
+    change = last_gpu_change(server)
+    counting = [run for run in runs if not is_stale(run, change)]
+    judged = max(counting, key=lambda run: run.pk, default=None)
+    return [
+        RunStanding(
+            run=run,
+            judged=run is judged,
+            stale=is_stale(run, change),
+            change=change if is_stale(run, change) else None,
+        )
+        for run in runs
+    ]
+
+
+#: The judged run's verdict where the server passed the gate on it with findings a PM waived.
+PASSED_WITH_WAIVERS = "waived"
+
+
+def run_verdict(server: Server, run: BurnInRun) -> str:
+    """What the judged run says of the server, the same on every page and in the pack: the analysis'
+    result (`pass`, `fail`, `incomplete`), or `waived` where the server has passed burn-in on this run
+    although the analysis found a failure (a PM waived it, with a reason the pack prints)."""
+    if run.result != RunResult.PASS and server.status in PASSED_BURN_IN:
+        return PASSED_WITH_WAIVERS
+    return run.result
+
+
+def stale_sentence(server: Server, change: GpuChange) -> str:
+    """Why a server whose runs are all stale cannot pass: the change, and what to do."""
+    return _(
+        "Server %(hostname)s has no burn-in run on its current hardware: %(change)s, after its last "
+        "report was uploaded. The probe must run again."
+    ) % {"hostname": server.hostname, "change": change.sentence()}
 
 
 def _stage_of(finding: Finding) -> str:
@@ -72,6 +139,19 @@ def _stage_of(finding: Finding) -> str:
     if isinstance(stage, str) and stage:
         return stage
     return finding.subject.removeprefix("stage ").strip()
+
+
+def _stages_of(finding: Finding) -> set[str]:
+    """Every stage a `stage_incomplete` finding decides on: one interruption may cut several."""
+    stages = (finding.evidence or {}).get("stages")
+    if isinstance(stages, list) and stages:
+        return {str(stage) for stage in stages}
+    return {_stage_of(finding)}
+
+
+def _sentence(finding: Finding) -> str:
+    """A blocking finding as the gate's 409 and the pages list it: its subject, then its sentence."""
+    return f"{finding.subject_text}: {finding.text}"
 
 
 def _stage_sentence(stage: BurnInStage) -> str:
@@ -108,48 +188,70 @@ def runs_blockers(runs: Sequence[BurnInRun]) -> dict[int, tuple[list[Finding], l
         stages[stage.run_id].append(stage)
     answer = {}
     for run_id in ids:
-        covered = {_stage_of(finding) for finding in findings[run_id] if finding.code == STAGE_INCOMPLETE}
+        covered: set[str] = set()
+        for finding in findings[run_id]:
+            if finding.code == STAGE_INCOMPLETE:
+                covered |= _stages_of(finding)
         blocking = [finding for finding in findings[run_id] if not finding.waived]
         undecided = [stage for stage in stages[run_id] if stage.name not in covered]
         answer[run_id] = (blocking, undecided)
     return answer
 
 
-def latest_runs(servers: Sequence[Server]) -> dict[int, BurnInRun]:
-    """The latest run (`latest_run`) of each server that has one, for many servers in one query."""
-    latest: dict[int, BurnInRun] = {}
+def judged_runs(
+    servers: Sequence[Server], changes: Mapping[int, GpuChange] | None = None
+) -> dict[int, BurnInRun]:
+    """The judged run (`judged_run`) of each server that has one, for many servers in two queries (one,
+    given the servers' `last_gpu_changes`)."""
+    if changes is None:
+        changes = last_gpu_changes([server.pk for server in servers])
+    judged: dict[int, BurnInRun] = {}
     runs = BurnInRun.objects.filter(server_id__in=[server.pk for server in servers]).order_by(
-        "server_id", "-started_at", "-id"
+        "server_id", "-id"
     )
     for run in runs.defer("report"):
-        latest.setdefault(run.server_id, run)
-    return latest
+        if run.server_id not in judged and not is_stale(run, changes.get(run.server_id)):
+            judged[run.server_id] = run
+    return judged
 
 
 def pass_missing_many(servers: Sequence[Server]) -> dict[int, list[str]]:
     """What keeps each server from passing burn-in (`burnin_gate_state(server=...).missing`), for many
-    servers in three queries: the PM's pipeline shows it beside every server in burn-in."""
+    servers in four queries: the PM's pipeline shows it beside every server in burn-in."""
     servers = list(servers)
-    latest = latest_runs(servers)
-    blockers = runs_blockers(list(latest.values()))
+    changes = last_gpu_changes([server.pk for server in servers])
+    judged = judged_runs(servers, changes)
+    blockers = runs_blockers(list(judged.values()))
     missing = {}
     for server in servers:
-        run = latest.get(server.pk)
-        missing[server.pk] = _missing(server, run, *(blockers[run.pk] if run else ([], [])))
+        run = judged.get(server.pk)
+        blocking, undecided = blockers[run.pk] if run else ([], [])
+        missing[server.pk] = _missing(server, run, blocking, undecided, change=changes.get(server.pk))
     return missing
 
 
 def _missing(
-    server: Server, run: BurnInRun | None, blocking: list[Finding], undecided: list[BurnInStage]
+    server: Server,
+    run: BurnInRun | None,
+    blocking: list[Finding],
+    undecided: list[BurnInStage],
+    *,
+    change: GpuChange | None = None,
 ) -> list[str]:
     missing = _status_missing(server)
     if run is None:
+        if change is not None and _has_runs(server):
+            return [*missing, stale_sentence(server, change)]
         return [*missing, _no_run_sentence(server)]
     return [
         *missing,
-        *(finding.message for finding in blocking),
+        *(_sentence(finding) for finding in blocking),
         *(_stage_sentence(stage) for stage in undecided),
     ]
+
+
+def _has_runs(server: Server) -> bool:
+    return BurnInRun.objects.filter(server=server).exists()
 
 
 def _require_burn_in(server: Server) -> None:
@@ -181,13 +283,17 @@ def _no_run_sentence(server: Server) -> str:
 
 def burnin_gate_state(*, server: Server) -> GateState:
     """The gate as the API's GET shows it: the same sentences `server_pass_burnin` refuses with. A server
-    that has passed already lacks nothing; what its latest run shows is still listed."""
-    run = latest_run(server)
+    that has passed already lacks nothing; what its judged run shows is still listed."""
+    change = last_gpu_change(server)
+    run = counting_runs(server, change).first()
     if run is None:
-        return GateState(server=server, run=None, missing=_missing(server, None, [], []))
+        missing = _missing(server, None, [], [], change=change)
+        return GateState(server=server, run=None, missing=missing, change=change)
     blocking, undecided = run_blockers(run)
     missing = _missing(server, run, blocking, undecided)
-    return GateState(server=server, run=run, blocking=blocking, undecided_stages=undecided, missing=missing)
+    return GateState(
+        server=server, run=run, blocking=blocking, undecided_stages=undecided, missing=missing, change=change
+    )
 
 
 def _lock(server: Server) -> Server:
@@ -203,15 +309,21 @@ def server_pass_burnin(*, server: Server, actor: Any, note: str = "") -> Server:
     """
     locked = _lock(server)
     _require_burn_in(locked)
-    run = latest_run(locked)
+    change = last_gpu_change(locked)
+    run = counting_runs(locked, change).first()
     if run is None:
+        if change is not None and _has_runs(locked):
+            sentence = stale_sentence(locked, change)
+            raise RuleViolation(sentence, missing=[sentence], code="burnin_stale")
         sentence = _no_run_sentence(locked)
         raise RuleViolation(sentence, missing=[sentence], code="burnin_no_run")
     blocking, undecided = run_blockers(run)
     if blocking or undecided:
-        missing = [finding.message for finding in blocking] + [_stage_sentence(stage) for stage in undecided]
+        missing = [_sentence(finding) for finding in blocking] + [
+            _stage_sentence(stage) for stage in undecided
+        ]
         raise RuleViolation(
-            f"Server {locked.hostname} cannot pass burn-in yet: {len(missing)} finding(s) of its latest run "
+            f"Server {locked.hostname} cannot pass burn-in yet: {len(missing)} finding(s) of its judged run "
             "need a project manager's decision.",
             missing=missing,
             code="burnin_unwaived_failures",

@@ -15,8 +15,12 @@ The probe posts its report (JSON, usually gzip-compressed) to
    with the probe's validator, so the 400 names the JSON path of the first error exactly as
    ``python -m probe validate`` does. The telemetry rows (200k in a 72 h run) are checked by a fast path
    that is equivalent to their schema (it is asserted to be, at import), and explained by the validator.
-4. ``burnin.analysis.analyze`` finds the faults, with what the server knows: the slot each GPU sits in.
-5. ``report_ingest`` stores the run, its stages, per-GPU results, BMC events, findings and telemetry in one
+4. The report must have measured the server's installed hardware (``burnin.hardware``): its GPUs
+   by serial (by UUID for cards without one), their number and model, the host name. Any difference is one
+   409 ``hardware_mismatch`` listing them all, and nothing is stored.
+5. ``burnin.analysis.analyze`` finds the faults, with what the server knows: the slot each GPU sits in; and
+   ``burnin_too_short`` compares the full load with the burn-in the order promises (``promised_burnin_s``).
+6. ``report_ingest`` stores the run, its stages, per-GPU results, BMC events, findings and telemetry in one
    transaction, moves an ``assembled`` server to ``burn_in``, and audits ``burnin.ingest`` on the server.
    Telemetry goes in through PostgreSQL's binary ``COPY`` (SQLite: ``bulk_create``), see
    ``burnin.services.samples``, and right after them the run's telemetry rollup, which the charts read.
@@ -40,7 +44,9 @@ from builds.models import Installation, Server
 from builds.services import server_transition
 from burnin import analysis
 from burnin.analysis.context import build_context
+from burnin.analysis.duration import full_load_seconds
 from burnin.choices import RunResult, Severity, StageStatus
+from burnin.hardware import HardwareMismatch, check_hardware
 from burnin.models import BmcEvent, BurnInRun, BurnInStage, Finding, GpuResult
 from burnin.rules import THRESHOLDS
 from burnin.services.samples import report_time, store_rollup, store_samples
@@ -313,14 +319,21 @@ def platform_max_gen(server: Server) -> int | None:
     return max(gens, default=None)
 
 
-def expectations(report: Mapping[str, Any], slots: Mapping[str, Slot], platform: int | None) -> Any:
-    """The analysis' expectations: each matched GPU's slot link (by the report's serial) and the platform."""
+def expectations(
+    report: Mapping[str, Any],
+    slots: Mapping[str, Slot],
+    platform: int | None,
+    *,
+    target_s: float | None = None,
+) -> Any:
+    """The analysis' expectations: each matched GPU's slot link (by the report's serial), the platform and
+    the burn-in the order promises."""
     slot_links = {}
     for gpu in report["gpus"]:
         slot = slots.get(normalize_serial(gpu["serial"])) if gpu["serial"] else None
         if slot is not None:
             slot_links[gpu["serial"]] = (slot.pcie_gen, slot.pcie_lanes)
-    return analysis.Expectations(platform_max_gen=platform, slot_links=slot_links)
+    return analysis.Expectations(platform_max_gen=platform, slot_links=slot_links, target_s=target_s)
 
 
 def links(report: Mapping[str, Any], expectations: Any) -> dict[int, Any]:
@@ -378,8 +391,10 @@ def report_ingest(
     if server.status not in ACCEPTS_REPORTS:  # checked again under the lock; this saves parsing
         raise _wrong_status(server)
     report = parse_report(raw)
+    bound_by(server, report)  # checked again under the lock; this saves the analysis
     slots = installed_slots(server)
-    expected = expectations(report, slots, platform_max_gen(server))
+    target_s = promised_burnin_s(server)
+    expected = expectations(report, slots, platform_max_gen(server), target_s=target_s)
     findings = analysis.analyze(report, expectations=expected)
     try:
         return _store(
@@ -391,6 +406,7 @@ def report_ingest(
             slots=slots,
             links=links(report, expected),
             gz=gz if gz is not None else zlib_gzip(raw),
+            target_s=target_s,
         )
     except IntegrityError:
         # Another request stored the same report for another server in the meantime (the row lock
@@ -399,6 +415,27 @@ def report_ingest(
         if existing is None:
             raise
         return existing, False
+
+
+def promised_burnin_s(server: Server) -> float:
+    """The burn-in promised for the server, in seconds: the longer of its order's and its configuration's
+    (72 h by default, seed 001)."""
+    order = server.order
+    return float(max(order.burnin_hours, order.configuration.burnin_hours) * 3600)
+
+
+def bound_by(server: Server, report: Mapping[str, Any]) -> str:
+    """How the report's GPUs bind to the server's installed GPUs; a 409 `hardware_mismatch` naming every
+    difference when they are other GPUs."""
+    try:
+        return check_hardware(server=server, report=report)
+    except HardwareMismatch as mismatch:
+        raise RuleViolation(
+            f"This report did not measure the hardware installed in {server.asset_tag}: "
+            + " ".join(mismatch.differences),
+            missing=mismatch.differences,
+            code="hardware_mismatch",
+        ) from None
 
 
 def zlib_gzip(raw: bytes) -> bytes:
@@ -426,14 +463,17 @@ def _store(
     slots: Mapping[str, Slot],
     links: Mapping[int, Any],
     gz: bytes,
+    target_s: float,
 ) -> tuple[BurnInRun, bool]:
-    locked = Server.objects.select_for_update(of=("self",)).get(pk=server.pk)
+    locked = Server.objects.select_for_update(of=("self",)).select_related("order").get(pk=server.pk)
     # A concurrent post of the same report waited for the lock above: it now finds the stored run.
     existing = _existing(report_id, locked)
     if existing is not None:
         return existing, False
     if locked.status not in ACCEPTS_REPORTS:
         raise _wrong_status(locked)
+    # An install or removal may have come in since the first check: the binding is decided under the lock.
+    binding = bound_by(locked, report)
     if locked.status == ServerStatus.ASSEMBLED:
         locked = server_transition(
             server=locked,
@@ -461,6 +501,9 @@ def _store(
         ended_at=report_time(probe["ended_at"]),
         result=result,
         rules_version=analysis.RULES_VERSION,
+        binding=binding,
+        full_load_s=full_load_seconds(report),
+        target_s=target_s,
         uploaded_by=user_or_none(actor),
     )
     save_with_file(run, field="report", content=gz, filename=f"{report_id}.json.gz")
@@ -479,7 +522,7 @@ def _store(
     )
     GpuResult.objects.bulk_create(_gpu_results(run, report, slots, links))
     BmcEvent.objects.bulk_create(_bmc_events(run, report))
-    Finding.objects.bulk_create(_findings(run, findings))
+    _link_explained(Finding.objects.bulk_create(_findings(run, findings)), findings)
     samples = store_samples(run, report)
     store_rollup(run)
 
@@ -569,10 +612,25 @@ def _findings(run: BurnInRun, findings: Iterable[Any]) -> Iterator[Finding]:
             run=run,
             code=finding.code,
             severity=finding.severity,
-            # The subject is a label; the message names it in full.
+            # The subject is a label shown beside the sentence, which never repeats it.
             subject=subject if len(subject) <= 100 else subject[:99] + "…",
-            gpu_index=gpu,
+            # A finding about several GPUs (the thermal margins) is filed under the worst one.
+            gpu_index=finding.gpu_index,
             message=finding.message,
+            params=finding.params,
             evidence=finding.evidence,
             rule_version=analysis.RULES_VERSION,
         )
+
+
+def _link_explained(rows: list[Finding], findings: list[Any]) -> None:
+    """Point each stored finding that another finding of the run explains (`explained_by`, the analysis'
+    code and subject) at that finding's row. The rows are the findings in order, with their keys."""
+    by_key = {(f.code, f.subject): row for f, row in zip(findings, rows, strict=True)}
+    explained = []
+    for finding, row in zip(findings, rows, strict=True):
+        cause = by_key.get(finding.explained_by) if finding.explained_by else None
+        if cause is not None:
+            row.explained_by = cause
+            explained.append(row)
+    Finding.objects.bulk_update(explained, ["explained_by"])

@@ -49,6 +49,7 @@ class ServerConfigurationSerializer(serializers.ModelSerializer):
             "psu_count",
             "psu_rating_w",
             "psu_redundant",
+            "burnin_hours",
             "usable_psu_w",
             "lines",
             "created_at",
@@ -58,6 +59,7 @@ class ServerConfigurationSerializer(serializers.ModelSerializer):
             "name": {"validators": []},
             "psu_count": {"min_value": 1},
             "psu_rating_w": {"min_value": 1},
+            "burnin_hours": {"min_value": 72},
         }
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -101,6 +103,7 @@ class OrderSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "circuit_a",
             "circuit_phases",
             "spare_percent",
+            "burnin_hours",
             "purchase_orders",
             "notes",
             "created_at",
@@ -114,7 +117,11 @@ class OrderSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
-        extra_kwargs = {"server_count": {"min_value": 1}, "spare_percent": {"max_value": 100}}
+        extra_kwargs = {
+            "server_count": {"min_value": 1},
+            "spare_percent": {"max_value": 100},
+            "burnin_hours": {"min_value": 72},
+        }
         # Why a PM overrode the gate, the PMs' notes, the POs and the PM workflow stay internal.
         pm_only_fields = ["approval_override_reason", "purchase_orders", "notes", "allowed_transitions"]
 

@@ -51,6 +51,11 @@ def _replace_lines(
     return [{"part": row.part.mpn, "quantity": row.quantity} for row in rows]
 
 
+def _check_burnin_hours(burnin_hours: int) -> None:
+    if burnin_hours < 72:
+        raise InvalidInput("burnin_hours", "must be at least 72: every customer is promised 72 h of burn-in.")
+
+
 @transaction.atomic
 def configuration_create(
     *,
@@ -61,8 +66,11 @@ def configuration_create(
     lines: Iterable[tuple[Part, int]],
     psu_redundant: int | None = None,
     description: str = "",
+    burnin_hours: int = 72,
 ) -> ServerConfiguration:
-    """Create a configuration with its bill of materials; `psu_redundant` defaults as the model's (N+1)."""
+    """Create a configuration with its bill of materials; `psu_redundant` defaults as the model's (N+1),
+    `burnin_hours` (the burn-in every server of it gets) to seed 001's 72 h, the least it may be."""
+    _check_burnin_hours(burnin_hours)
     if psu_redundant is None:
         psu_redundant = ServerConfiguration._meta.get_field("psu_redundant").get_default()
     _check_psu_layout(psu_count=psu_count, psu_rating_w=psu_rating_w, psu_redundant=psu_redundant)
@@ -74,6 +82,7 @@ def configuration_create(
         psu_count=psu_count,
         psu_rating_w=psu_rating_w,
         psu_redundant=psu_redundant,
+        burnin_hours=burnin_hours,
     )
     bom = _replace_lines(configuration, lines)
     audit(
@@ -106,10 +115,12 @@ def configuration_update(
             "copy it into a new configuration instead of changing it.",
             code="configuration_frozen",
         )
-    allowed = {"name", "description", "psu_count", "psu_rating_w", "psu_redundant"}
+    allowed = {"name", "description", "psu_count", "psu_rating_w", "psu_redundant", "burnin_hours"}
     unknown = set(fields) - allowed
     if unknown:
         raise InvalidInput(sorted(unknown)[0], "cannot be changed here.")
+    if "burnin_hours" in fields:
+        _check_burnin_hours(fields["burnin_hours"])
     before = {key: getattr(locked, key) for key in fields}
     for key, value in fields.items():
         setattr(locked, key, value)

@@ -21,6 +21,9 @@ from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import Organization
 from werkbank.services import next_reference
 
+#: The shortest burn-in any customer is promised: all GPUs under full load for 72 h (seed 001).
+MIN_BURNIN_HOURS = 72
+
 
 def _check_customer(customer: Organization) -> None:
     if customer.kind != OrganizationKind.CUSTOMER:
@@ -44,6 +47,14 @@ def _check_terms(*, server_count: int, warranty_months: int) -> None:
         raise InvalidInput("warranty_months", "must be 36 or 60.")
 
 
+def _check_burnin_hours(burnin_hours: int) -> None:
+    if burnin_hours < MIN_BURNIN_HOURS:
+        raise InvalidInput(
+            "burnin_hours",
+            f"must be at least {MIN_BURNIN_HOURS}: every customer is promised 72 h of burn-in.",
+        )
+
+
 @transaction.atomic
 def order_create(
     *,
@@ -56,10 +67,13 @@ def order_create(
     circuit_v: int | None = None,
     circuit_a: int | None = None,
     circuit_phases: int = 1,
+    burnin_hours: int = MIN_BURNIN_HOURS,
 ) -> Order:
-    """Open a draft order with the next reference of the year, WB-YYYY-NNNN."""
+    """Open a draft order with the next reference of the year, WB-YYYY-NNNN. `burnin_hours` is the burn-in
+    promised to the customer: at least 72 h (seed 001), more where the customer asks for it."""
     _check_customer(customer)
     _check_terms(server_count=server_count, warranty_months=warranty_months)
+    _check_burnin_hours(burnin_hours)
     _check_circuit(circuit_v=circuit_v, circuit_a=circuit_a, circuit_phases=circuit_phases)
     order = Order.objects.create(
         circuit_v=circuit_v,
@@ -70,6 +84,7 @@ def order_create(
         configuration=configuration,
         server_count=server_count,
         warranty_months=warranty_months,
+        burnin_hours=burnin_hours,
         notes=notes,
         created_by=user_or_none(actor),
     )
@@ -100,6 +115,7 @@ def order_update(*, order: Order, actor: Any, **fields: Any) -> Order:
         "server_count",
         "warranty_months",
         "spare_percent",
+        "burnin_hours",
         "notes",
         *circuit,
     }
@@ -121,6 +137,8 @@ def order_update(*, order: Order, actor: Any, **fields: Any) -> Order:
             f"{', '.join(sorted(terms))} can no longer change.",
             code="order_not_editable",
         )
+    if "burnin_hours" in fields:
+        _check_burnin_hours(fields["burnin_hours"])
     if "spare_percent" in fields and not 0 <= fields["spare_percent"] <= 100:
         raise InvalidInput("spare_percent", "must be between 0 and 100.")
     if "customer" in fields:

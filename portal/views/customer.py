@@ -232,10 +232,13 @@ def _burnin(server: Server) -> dict[str, Any] | None:
     run = found["run"]
     return row(
         "server.burnin",
-        result=run.result,
-        result_label=BURNIN_RESULT_LABELS.get(run.result, run.result),
+        result=found["verdict"],
+        result_label=BURNIN_RESULT_LABELS.get(found["verdict"], found["verdict"]),
         started_at=run.started_at,
         ended_at=run.ended_at,
+        stale_because=found["stale_because"],
+        full_load_h=run.full_load_h,
+        target_h=run.target_h,
         # Built with escape() from our own data (burnin.charts).
         chart=mark_safe(found["chart"]),
         incomplete_stages=[
@@ -247,8 +250,8 @@ def _burnin(server: Server) -> dict[str, Any] | None:
                 "server.finding",
                 severity=finding.severity,
                 severity_label=SEVERITY_LABELS.get(finding.severity, finding.severity),
-                subject=finding.subject,
-                message=finding.message,
+                subject=finding.subject_text,
+                message=finding.text,  # the sentence in the reader's language (`Finding.text`)
                 waived=finding.waived,
                 waived_at=finding.waived_at,
                 waiver_reason=finding.waiver_reason,

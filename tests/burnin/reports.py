@@ -173,3 +173,13 @@ def patched(doc: dict[str, Any], change: Callable[[dict[str, Any]], Any]) -> dic
     copied = copy.deepcopy(doc)
     change(copied)
     return copied
+
+
+def dimm_bursts(*times: str) -> list[dict]:
+    """Correctable ECC on DIMMs A1 and B1 in the same second, at each of `times` (``MM/DD/YYYY HH:MM:SS``)."""
+    events, record = [], 1
+    for when in times:
+        for dimm in ("A1", "B1"):
+            events.append(sel_event(record, when, dimm))
+            record += 1
+    return events

@@ -60,7 +60,8 @@ def encode(report: dict) -> bytes:
 def make_rig(tenants: Tenants, *, status: str = ServerStatus.ASSEMBLED) -> Rig:
     report = json.loads(seed003_bytes())
     serials = [gpu["serial"] for gpu in report["gpus"]]
-    gpu = factories.PartFactory(name="RTX PRO 6000 Blackwell Server Edition")
+    # The part as the seed-003 report names its cards (the hardware check compares the model).
+    gpu = factories.PartFactory(name="RTX PRO 6000 Blackwell Max-Q Workstation Edition")
     chassis = factories.ChassisFactory(name="7U GPU chassis")
     configuration = factories.ConfigurationFactory(lines=[(gpu, len(serials)), (chassis, 1)])
     layout = ChassisLayout.objects.create(chassis=chassis, columns=6)
@@ -83,7 +84,8 @@ def make_rig(tenants: Tenants, *, status: str = ServerStatus.ASSEMBLED) -> Rig:
     for serial, slot in zip(serials, SLOTS, strict=True):
         component = find_component(serial=serial, user=tenants.user_p)
         server_install(server=server, actor=tenants.user_p, component=component, connector_name=slot)
-    Server.objects.filter(pk=server.pk).update(status=status)  # as the checklist and mark_assembled leave it
+    # As the checklist and mark_assembled leave it; the host name the seed-003 report was measured on.
+    Server.objects.filter(pk=server.pk).update(status=status, hostname=report["host"]["hostname"])
 
     order_b = factories.OrderFactory(customer=tenants.customer_b, server_count=1)
     (server_q,) = servers_create_for_order(order=order_b, actor=tenants.pm)
@@ -133,3 +135,22 @@ def stored_files() -> list[str]:
     for folder in default_storage.listdir("burnin")[0]:
         found += [f"burnin/{folder}/{name}" for name in default_storage.listdir(f"burnin/{folder}")[1]]
     return sorted(found)
+
+
+def fitted_report(server: Server) -> bytes:
+    """The seed-003 report fitted to `server`'s installed hardware, as its probe would have written it:
+    its host name, one card per installed GPU with that GPU's serial, named as the configuration's part."""
+    from burnin.hardware import configuration_gpu_names, installed_gpus
+
+    report = json.loads(seed003_bytes())
+    installed = installed_gpus(server)
+    names = configuration_gpu_names(server)
+    gpus, series = [], {}
+    for index, gpu in enumerate(installed):
+        card = dict(report["gpus"][index % len(report["gpus"])], index=index, serial=gpu.serial)
+        card["name"] = names[0] if names else card["name"]
+        gpus.append(card)
+        series[str(index)] = report["telemetry"]["gpu_series"][str(index % len(report["gpus"]))]
+    report["gpus"], report["telemetry"]["gpu_series"] = gpus, series
+    report["host"]["hostname"] = server.hostname
+    return encode(report)

@@ -95,35 +95,45 @@ def test_seed003_messages_in_plain_words(seed003_report: dict) -> None:
     by_key = {(f.code, f.subject): f for f in analyze(seed003_report)}
     for index in (2, 4):
         h2d = by_key["h2d_bandwidth_outlier", index]
-        assert h2d.message == f"GPU {index}: H2D 13.9 GB/s, 0.50 × the median: link at x8 (expected x16)"
+        assert h2d.message == "H2D 13.9 GB/s, 0.50 × the median: link at x8 (expected x16)"
         assert h2d.evidence["peer_median_gbps"] == pytest.approx(27.655)  # NUMA-local figures
         link = by_key["pcie_link_downtrained", index]
-        assert link.message == f"GPU {index}: PCIe link at Gen4 x8 under load (expected Gen4 x16)"
+        assert link.message == "PCIe link at Gen4 x8 under load (expected Gen4 x16)"
         assert link.evidence["expected"]["gen"] == 4 and link.evidence["card_max_gen"] == 5
         assert "limited by 16.0 GT/s PCIe x8 link" in link.evidence["kernel_limited_by"]
-    assert by_key["thermal_margin_low", 1].message == "GPU 1: thermal margin 2 °C at peak (88 °C)"
+    assert by_key["thermal_margin_low", 1].message == "thermal margin 2 °C at peak (88 °C)"
     assert by_key["stage_incomplete", "stage burn"].message == (
-        "stage `burn` interrupted: workshop power distribution failure"
+        "interrupted: workshop power distribution failure"
     )
     ecc = by_key["ecc_correlated_periodic", "DIMMs A1, B1"]
     assert ecc.message == (
-        "DIMMs A1 and B1: correctable ECC in the same second, three times at ~4 h intervals: "
+        "correctable ECC in the same second, three times at ~4 h intervals: "
         "a signature of an external periodic cause, not a failing module"
     )
+    assert ecc.params == {"variant": "coincident", "dimms": ["A1", "B1"], "bursts": 3, "period_s": 15330}
     assert ecc.evidence["gaps_s"] == [16200.0, 14460.0]  # 4 h 30 m and 4 h 01 m
     assert ecc.evidence["cv"] == pytest.approx(0.0568, abs=1e-3)
     assert ecc.evidence["dimms"] == ["CPU1_DIMMA1", "CPU1_DIMMB1"]
     assert ecc.evidence["same_second_counts"] == {"A1": 3, "B1": 3}
     assert by_key["host_dimm_correctable", "DIMM A1"].evidence["count"] == 3
+    # The pattern explains both DIMMs' warnings: one cause, read once.
+    for dimm in ("DIMM A1", "DIMM B1"):
+        assert (
+            by_key["host_dimm_correctable", dimm].explained_by
+            == ecc.key
+            == ("ecc_correlated_periodic", "DIMMs A1, B1")
+        )
+    assert ecc.explained_by is None
     assert by_key["power_capped", 0].evidence["power_capped_fraction"] > 0.9
 
 
 def test_findings_serialise_with_int_subjects_for_gpus(seed003_report: dict) -> None:
     data = json.loads(json.dumps([f.as_dict() for f in analyze(seed003_report)]))
-    assert all(set(item) == {"code", "severity", "subject", "message", "evidence"} for item in data)
+    fields = {"code", "severity", "subject", "gpu_index", "message", "params", "evidence", "explained_by"}
+    assert all(set(item) == fields for item in data)
     gpu_codes = {"pcie_link_downtrained", "h2d_bandwidth_outlier", "thermal_margin_low", "power_capped"}
     assert all(isinstance(item["subject"], int) for item in data if item["code"] in gpu_codes)
-    assert RULES_VERSION == "2026.11.1"
+    assert RULES_VERSION == "2026.12.1"
 
 
 # ----------------------------------------------------------------------------------------------- H200
@@ -133,7 +143,7 @@ def test_real_h200_captures_yield_no_fail_and_the_power_cap_is_info(h200_report:
     assert keys(findings) == {("power_capped", "info", 0)}
     (capped,) = findings
     assert capped.evidence["power_capped_fraction"] == pytest.approx(0.87, abs=0.01)  # 100 of 115 samples
-    assert capped.message == "GPU 0: software power cap active in 87% of samples (normal at full load)"
+    assert capped.message == "software power cap active in 87% of samples (normal at full load)"
 
 
 def test_h200_capture_is_judged_on_what_it_measured(h200_report: dict) -> None:
@@ -141,10 +151,10 @@ def test_h200_capture_is_judged_on_what_it_measured(h200_report: dict) -> None:
     No T.Limit samples: the margin is the T.Limit temperature of the snapshot (39 + 48 °C) less the peak."""
     doc = reports.patched(h200_report, lambda d: d["gpus"][0]["bench"]["h2d_gbps"].update(default=30.0))
     (h2d,) = only(analyze(doc), "h2d_bandwidth_outlier")
-    assert h2d.message == "GPU 0: H2D 30.0 GB/s, 0.55 × the 55 GB/s expected of a Gen5 x16 link"
+    assert h2d.message == "H2D 30.0 GB/s, 0.55 × the 55 GB/s expected of a Gen5 x16 link"
     hot = reports.patched(h200_report, lambda d: d["gpus"][0]["thermal"].update(peak_gpu_c=84))
     (margin,) = only(analyze(hot), "thermal_margin_low")
-    assert margin.message == "GPU 0: thermal margin 3 °C at peak (84 °C)" and margin.severity == "warn"
+    assert margin.message == "thermal margin 3 °C at peak (84 °C)" and margin.severity == "warn"
 
 
 # ----------------------------------------------------------------------------------------- the rules
@@ -172,7 +182,7 @@ def test_a_gen5_card_on_a_gen4_platform_is_capped_never_downtrained() -> None:
     findings = analyze(doc)
     assert keys(findings) == baseline_notes() | {("pcie_link_cap_limited", "warn", i) for i in range(4)}
     assert only(findings, "pcie_link_cap_limited")[0].message == (
-        "GPU 0: Gen5 card runs at the platform's Gen4 (host root port maximum)"
+        "Gen5 card runs at the platform's Gen4 (host root port maximum)"
     )
     stated = analyze(doc, expectations=Expectations(platform_max_gen=4))
     assert keys(stated) == baseline_notes() | {("pcie_link_cap_limited", "info", i) for i in range(4)}
@@ -180,7 +190,7 @@ def test_a_gen5_card_on_a_gen4_platform_is_capped_never_downtrained() -> None:
     promised = analyze(doc, expectations=Expectations(platform_max_gen=5))
     assert keys(promised) == baseline_notes() | {("pcie_link_cap_limited", "fail", i) for i in range(4)}
     assert only(promised, "pcie_link_cap_limited")[0].message == (
-        "GPU 0: link capped at Gen4 by the host, but the configuration promises Gen5"
+        "link capped at Gen4 by the host, but the configuration promises Gen5"
     )
 
 
@@ -189,7 +199,7 @@ def test_x8_under_load_in_p0_is_downtrained() -> None:
     findings = analyze(doc)
     (link,) = only(findings, "pcie_link_downtrained")
     assert (link.severity, link.subject) == ("fail", 1)
-    assert link.message == "GPU 1: PCIe link at Gen5 x8 under load (expected Gen5 x16)"
+    assert link.message == "PCIe link at Gen5 x8 under load (expected Gen5 x16)"
     assert link.evidence["under_load"]["samples_below_expected"] == 50
     # Without telemetry the probe's own summary of the loaded samples says the same.
     summary = reports.report(telemetry=False)
@@ -218,7 +228,7 @@ def test_a_busy_sample_without_pstate_counts_as_loaded() -> None:
 def test_a_slower_generation_under_load_is_downtrained() -> None:
     doc = reports.with_series(reports.report(), 3, pcie_gen=3)
     (link,) = only(analyze(doc), "pcie_link_downtrained")
-    assert link.message == "GPU 3: PCIe link at Gen3 x16 under load (expected Gen5 x16)"
+    assert link.message == "PCIe link at Gen3 x16 under load (expected Gen5 x16)"
 
 
 def test_the_expected_width_follows_the_connector_and_the_cards_own_lanes() -> None:
@@ -238,7 +248,7 @@ def test_a_driver_maximum_below_x16_is_a_capped_slot() -> None:
     assert cap.severity == "fail"
     assert (
         cap.message
-        == "GPU 0: the driver reports a maximum link width of x8 (expected x16): slot, riser or bifurcation"
+        == "the driver reports a maximum link width of x8 (expected x16): slot, riser or bifurcation"
     )
 
 
@@ -246,10 +256,10 @@ def test_h2d_outlier_against_the_median_and_its_cause() -> None:
     doc = reports.report()
     doc["gpus"][2]["bench"]["h2d_gbps"].update(default=27.7, local=27.7)
     (h2d,) = only(analyze(doc), "h2d_bandwidth_outlier")
-    assert h2d.message == "GPU 2: H2D 27.7 GB/s, 0.50 × the median of 4 cards (55.4 GB/s)"
+    assert h2d.message == "H2D 27.7 GB/s, 0.50 × the median of 4 cards (55.4 GB/s)"
     reports.with_series(doc, 2, pcie_width=8)
     (h2d,) = only(analyze(doc), "h2d_bandwidth_outlier")
-    assert h2d.message == "GPU 2: H2D 27.7 GB/s, 0.50 × the median: link at x8 (expected x16)"
+    assert h2d.message == "H2D 27.7 GB/s, 0.50 × the median: link at x8 (expected x16)"
     doc["gpus"][2]["bench"]["h2d_gbps"].update(default=50.0, local=50.0)  # 0.90 x: within DCGM's derating
     assert not only(analyze(doc), "h2d_bandwidth_outlier")
 
@@ -258,7 +268,7 @@ def test_h2d_with_too_few_peers_uses_the_generations_expectation() -> None:
     doc = reports.report(n_gpus=2)
     doc["gpus"][1]["bench"]["h2d_gbps"].update(default=30.0, local=30.0)
     (h2d,) = only(analyze(doc), "h2d_bandwidth_outlier")
-    assert h2d.message == "GPU 1: H2D 30.0 GB/s, 0.55 × the 55 GB/s expected of a Gen5 x16 link"
+    assert h2d.message == "H2D 30.0 GB/s, 0.55 × the 55 GB/s expected of a Gen5 x16 link"
     assert h2d.evidence["peer_median_gbps"] is None and h2d.evidence["peers"] == 2
 
 
@@ -271,9 +281,8 @@ def test_h2d_dropping_under_load_warns() -> None:
     assert ("h2d_under_load_drop", "warn", 0) in keys(findings)
     assert ("h2d_under_load_drop", "warn", "host") in keys(findings)
     (host,) = [f for f in only(findings, "h2d_under_load_drop") if f.subject == "host"]
-    assert (
-        host.message
-        == "host: H2D to all 4 GPUs at once totals 120.0 GB/s, 0.54 × the 221.6 GB/s they reach one at a time"
+    assert host.message == (
+        "H2D to all 4 GPUs at once totals 120.0 GB/s, 0.54 × the 221.6 GB/s they reach one at a time"
     )
 
 
@@ -304,7 +313,7 @@ def test_vram_bandwidth_against_the_sku_reference_and_the_peers() -> None:
     doc["gpus"][1]["bench"]["vram_gbps"] = 1350.0  # above the SKU floor, 0.90 x the median
     findings = only(analyze(doc), "vram_bandwidth_low")
     assert {(f.severity, f.subject) for f in findings} == {("fail", 0), ("warn", 1)}
-    assert findings[0].message == "GPU 0: VRAM 1,000 GB/s, 0.68 × the 1,480 GB/s reference of this SKU"
+    assert findings[0].message == "VRAM 1,000 GB/s, 0.68 × the 1,480 GB/s reference of this SKU"
 
 
 def test_compute_errors_and_xids_during_the_run() -> None:
@@ -316,17 +325,52 @@ def test_compute_errors_and_xids_during_the_run() -> None:
     doc["gpus"][2]["xids"] = [{"pci": "0000:58:00", "xid": 13, "msg": "old", "during_run": False}]
     findings = only(analyze(doc), "compute_errors")
     assert {(f.severity, f.subject) for f in findings} == {("fail", 0), ("fail", 1)}
-    assert findings[0].message == "GPU 0: 12 mismatching elements, 2 NaNs (10,000 matmuls checked)"
-    assert findings[1].message == "GPU 1: Xid 79 during the run (10,000 matmuls checked)"
+    assert findings[0].message == "12 mismatching elements, 2 NaNs (10,000 matmuls checked)"
+    assert findings[1].message == "Xid 79 during the run (10,000 matmuls checked)"
 
 
 def test_thermal_margin_warns_below_5_and_fails_at_0() -> None:
-    doc = reports.with_series(reports.report(), 0, tlimit_c=lambda i: 3 if i == 30 else 20)
-    reports.with_series(doc, 1, tlimit_c=lambda i: 0 if i == 30 else 20)
-    reports.with_series(doc, 2, tlimit_c=5)
-    findings = only(analyze(doc), "thermal_margin_low")
-    assert {(f.severity, f.subject) for f in findings} == {("warn", 0), ("fail", 1)}
-    assert findings[0].message == "GPU 1: no thermal margin at peak (0 °C at 70 °C)"
+    warm = reports.with_series(reports.report(), 0, tlimit_c=lambda i: 3 if i == 30 else 20)
+    reports.with_series(warm, 2, tlimit_c=5)  # 5 °C: just enough
+    (margin,) = only(analyze(warm), "thermal_margin_low")
+    assert (margin.severity, margin.subject, margin.gpu_index) == ("warn", 0, 0)
+    assert margin.message == "thermal margin 3 °C at peak (70 °C)"
+    hot = reports.with_series(reports.report(), 1, tlimit_c=lambda i: 0 if i == 30 else 20)
+    (margin,) = only(analyze(hot), "thermal_margin_low")
+    assert (margin.severity, margin.subject) == ("fail", 1)
+    assert margin.message == "no thermal margin at peak (0 °C at 70 °C)"
+
+
+def test_one_thermal_finding_per_machine_names_the_worst_gpu_and_lists_the_others() -> None:
+    """One chassis, one airflow: four low margins are one finding, filed under the worst GPU."""
+    doc = reports.report()
+    for index, margin in ((0, 3), (1, 0), (2, 4), (3, 2)):
+        reports.with_series(doc, index, tlimit_c=lambda i, m=margin: m if i == 30 else 20)
+    (margin,) = only(analyze(doc), "thermal_margin_low")
+    assert (margin.severity, margin.subject, margin.gpu_index) == ("fail", "GPUs 0, 1, 2, 3", 1)
+    assert margin.message == (
+        "no thermal margin at peak (0 °C at 70 °C) on GPU 1, the worst; also on GPU 0 (3 °C), GPU 2 (4 °C), "
+        "GPU 3 (2 °C)"
+    )
+    assert margin.params["others"] == [
+        {"gpu": 0, "variant": "low", "margin_c": 3},
+        {"gpu": 2, "variant": "low", "margin_c": 4},
+        {"gpu": 3, "variant": "low", "margin_c": 2},
+    ]
+    assert {i: e["severity"] for i, e in margin.evidence["gpus"].items()} == {
+        "0": "warn",
+        "1": "fail",
+        "2": "warn",
+        "3": "warn",
+    }
+    assert margin.evidence["margin_c"] == 0  # the worst GPU's own evidence, as for a single GPU
+    # Warnings only: the smallest margin is the worst.
+    for index, margin_c in ((0, 3), (1, 2)):
+        reports.with_series(doc, index, tlimit_c=lambda i, m=margin_c: m if i == 30 else 20)
+    reports.with_series(doc, 3, tlimit_c=20)
+    (margin,) = only(analyze(doc), "thermal_margin_low")
+    assert (margin.severity, margin.subject, margin.gpu_index) == ("warn", "GPUs 0, 1, 2", 1)
+    assert margin.message.startswith("thermal margin 2 °C at peak (70 °C) on GPU 1, the worst; also on GPU 0")
 
 
 def test_thermal_margin_from_thresholds_when_no_tlimit_is_reported() -> None:
@@ -343,16 +387,14 @@ def test_thermal_slowdown_fails_margin_and_throttling() -> None:
     findings = analyze(doc)
     assert {("thermal_margin_low", "fail", 2), ("throttling_active", "fail", 2)} <= keys(findings)
     (throttle,) = only(findings, "throttling_active")
-    assert (
-        throttle.message == "GPU 2: HW thermal slowdown active (first at 2026-11-29T10:02:30Z; 10 s in total)"
-    )
+    assert throttle.message == "HW thermal slowdown active (first at 2026-11-29T10:02:30Z; 10 s in total)"
 
 
 def test_one_card_much_hotter_than_the_others_warns() -> None:
     doc = reports.with_series(reports.report(), 3, temp_c=lambda i: 80 if i == 7 else 70)
     (hot,) = only(analyze(doc), "thermal_outlier")
     assert hot.message == (
-        "GPU 3: peaks at 80 °C, 10 °C above the other cards' median (70 °C): check airflow and slot position"
+        "peaks at 80 °C, 10 °C above the other cards' median (70 °C): check airflow and slot position"
     )
 
 
@@ -361,7 +403,7 @@ def test_power_brake_fails_and_points_at_power_delivery() -> None:
     (brake,) = only(analyze(doc), "throttling_active")
     assert (brake.severity, brake.subject) == ("fail", 1)
     assert brake.message == (
-        "GPU 1: HW power brake active (first at 2026-11-29T10:03:50Z; 20 s in total) with the GPU cool "
+        "HW power brake active (first at 2026-11-29T10:03:50Z; 20 s in total) with the GPU cool "
         "(peak 70 °C): points at the PSU or power cabling"
     )
     counters = reports.report()
@@ -385,10 +427,10 @@ def test_power_delivery_low() -> None:
     (low,) = only(analyze(reports.with_series(reports.report(), 0, power_w=400.0)), "power_delivery_low")
     assert (low.severity, low.subject) == ("warn", 0)
     assert low.message == (
-        "GPU 0: 400 W mean under load, 0.67 × its 600 W limit and 0.67 × the median of 4 cards (595 W)"
+        "400 W mean under load, 0.67 × its 600 W limit and 0.67 × the median of 4 cards (595 W)"
     )
     (below,) = only(analyze(reports.with_series(reports.report(), 1, power_w=550.0)), "power_delivery_low")
-    assert below.message == "GPU 1: 550 W mean under load, 0.92 × the median of 4 cards (595 W)"
+    assert below.message == "550 W mean under load, 0.92 × the median of 4 cards (595 W)"
     idle = reports.with_series(reports.report(), 2, **reports.IDLE)  # idle samples are not "under load"
     assert not only(analyze(idle), "power_delivery_low")
 
@@ -434,7 +476,10 @@ def test_host_dimm_errors_per_dimm_and_history_is_left_out() -> None:
         EDAC_BLIND,
     }
     (ce,) = only(findings, "host_dimm_correctable")
-    assert ce.message == "DIMM C1: 2 correctable ECC errors in the BMC event log"
+    assert ce.message == "2 correctable ECC errors in the BMC event log"
+    assert ce.explained_by is None  # no pattern: the DIMM's errors stand for themselves
+    (ue,) = only(findings, "host_dimm_uncorrectable")
+    assert ue.message == "1 uncorrectable ECC error in the BMC event log"
     assert ce.evidence == {
         "dimm": "CPU1_DIMMC1",
         "count": 2,
@@ -442,18 +487,9 @@ def test_host_dimm_errors_per_dimm_and_history_is_left_out() -> None:
     }
 
 
-def _two_dimm_bursts(*times: str) -> list[dict]:
-    events, record = [], 1
-    for when in times:
-        for dimm in ("A1", "B1"):
-            events.append(reports.sel_event(record, when, dimm))
-            record += 1
-    return events
-
-
 def test_ecc_correlated_periodic_fires_on_the_seed_pattern() -> None:
     """Two DIMMs in the same second, three times, 4 h 30 m and 4 h 01 m apart (CV 0.057, two gaps)."""
-    events = _two_dimm_bursts("11/29/2026 01:05:41", "11/29/2026 05:35:41", "11/29/2026 09:36:41")
+    events = reports.dimm_bursts("11/29/2026 01:05:41", "11/29/2026 05:35:41", "11/29/2026 09:36:41")
     events[-1]["ts_bmc"] = "2026-11-29T09:36:42"  # logged across a second boundary: still the same burst
     findings = analyze(reports.report(sel_events=events))
     (ecc,) = only(findings, "ecc_correlated_periodic")
@@ -467,14 +503,14 @@ def test_ecc_correlated_periodic_fires_on_the_seed_pattern() -> None:
 
 
 def test_ecc_correlated_needs_regular_gaps_and_three_bursts() -> None:
-    irregular = _two_dimm_bursts("11/29/2026 01:00:00", "11/29/2026 02:00:00", "11/29/2026 09:00:00")
+    irregular = reports.dimm_bursts("11/29/2026 01:00:00", "11/29/2026 02:00:00", "11/29/2026 09:00:00")
     assert not only(analyze(reports.report(sel_events=irregular)), "ecc_correlated_periodic")
-    two = _two_dimm_bursts("11/29/2026 01:00:00", "11/29/2026 05:00:00")
+    two = reports.dimm_bursts("11/29/2026 01:00:00", "11/29/2026 05:00:00")
     assert not only(analyze(reports.report(sel_events=two)), "ecc_correlated_periodic")
     # ±15 % around the median: 4 h 00 m and 4 h 40 m (±7.7 %) pass, 3 h and 5 h (±25 %) do not.
-    rough = _two_dimm_bursts("11/29/2026 00:00:00", "11/29/2026 04:00:00", "11/29/2026 08:40:00")
+    rough = reports.dimm_bursts("11/29/2026 00:00:00", "11/29/2026 04:00:00", "11/29/2026 08:40:00")
     assert only(analyze(reports.report(sel_events=rough)), "ecc_correlated_periodic")
-    loose = _two_dimm_bursts("11/29/2026 00:00:00", "11/29/2026 03:00:00", "11/29/2026 08:00:00")
+    loose = reports.dimm_bursts("11/29/2026 00:00:00", "11/29/2026 03:00:00", "11/29/2026 08:00:00")
     assert not only(analyze(reports.report(sel_events=loose)), "ecc_correlated_periodic")
 
 
@@ -512,9 +548,11 @@ def test_fixture_a_is_periodic_on_one_dimm() -> None:
     (periodic,) = only(findings, "ecc_periodic_single_dimm")
     assert (periodic.severity, periodic.subject) == ("warn", "DIMM 8")
     assert periodic.evidence["period_s"] == pytest.approx(20146.5, abs=0.5)
-    assert periodic.message.startswith("DIMM 8: correctable ECC every 5 h 35 m 4")
+    assert periodic.message.startswith("correctable ECC every 5 h 35 m 4")
     assert ("host_dimm_correctable", "warn", "DIMM 8") in keys(findings)
     assert not only(findings, "ecc_correlated_periodic")
+    (dimm,) = only(findings, "host_dimm_correctable")
+    assert dimm.explained_by == periodic.key
 
 
 def test_two_dimms_at_the_same_strict_period_are_correlated() -> None:
@@ -540,7 +578,7 @@ def test_edac_blind_and_sel_clock_skew() -> None:
     skewed = reports.report()
     skewed["host"]["bmc"]["sel_time_offset_s"] = -95
     (skew,) = only(analyze(skewed), "sel_clock_skew")
-    assert skew.message.startswith("host: the BMC clock is -95 s off host UTC")
+    assert skew.message.startswith("the BMC clock is -95 s off host UTC")
 
 
 def test_telemetry_gaps() -> None:
@@ -551,7 +589,7 @@ def test_telemetry_gaps() -> None:
     (gap,) = only(analyze(holes), "telemetry_gap")
     assert (gap.severity, gap.subject) == ("warn", "host")
     assert gap.message == (
-        "telemetry: a gap over 5 min (longest 10 min 10 s) and 50.0% of samples missing on every GPU: "
+        "a gap over 5 min (longest 10 min 10 s) and 50.0% of samples missing in the telemetry of every GPU: "
         "no claim about throttling can be made for those periods"
     )
     assert gap.evidence["gpus"]["0"]["gaps"] == [{"from": "2026-11-29T10:05:20Z", "seconds": 610.0}]
@@ -560,7 +598,10 @@ def test_telemetry_gaps() -> None:
     del series[10], series[20]  # 2 of 60 samples
     (gap,) = only(analyze(sparse), "telemetry_gap")
     assert (gap.subject, gap.evidence["missing"]) == (2, 2)
-    assert gap.message.startswith("GPU 2: 3.3% of samples missing")
+    assert (
+        gap.message
+        == "3.3% of samples missing in the telemetry: no claim about throttling can be made for those periods"
+    )
     drift = reports.report()  # a sampler a little late each time misses nothing
     for i, row in enumerate(drift["telemetry"]["gpu_series"]["1"]):
         row[0] += i * 0.04
@@ -575,8 +616,44 @@ def test_stage_incomplete_is_a_failure_with_its_reason() -> None:
     doc["stages"][2].update(status="skipped", reason="neither torch nor cupy is importable")
     findings = only(analyze(doc), "stage_incomplete")
     assert [(f.severity, f.subject, f.message) for f in findings] == [
-        ("fail", "stage bench", "stage `bench` skipped: neither torch nor cupy is importable"),
-        ("fail", "stage burn", "stage `burn` interrupted: received SIGTERM"),
+        ("fail", "stage bench", "skipped: neither torch nor cupy is importable"),
+        ("fail", "stage burn", "interrupted: received SIGTERM"),
+    ]
+    assert findings[1].evidence["stage"] == "burn" and findings[1].evidence["stages"] == ["burn"]
+
+
+def test_one_stage_incomplete_per_interruption_however_many_stages_it_cut() -> None:
+    """A SIGTERM during the bench stops the telemetry and the bench; the probe then skips the burn
+    ("not started: run interrupted (...)", probe/burnin.py): one interruption, one finding."""
+    doc = reports.report()
+    doc["stages"][1].update(status="interrupted", reason="received SIGTERM")
+    doc["stages"][2].update(status="interrupted", reason="received SIGTERM")
+    doc["stages"][3].update(status="skipped", reason="not started: run interrupted (received SIGTERM)")
+    (stage,) = only(analyze(doc), "stage_incomplete")
+    assert (stage.severity, stage.subject) == ("fail", "stages telemetry, bench, burn")
+    assert stage.message == "interrupted: received SIGTERM; burn not started"
+    assert stage.evidence["stage"] == "telemetry"  # the first stage it cut (burnin.services.gate reads it)
+    assert stage.evidence["stages"] == ["telemetry", "bench", "burn"]
+    assert [s["status"] for s in stage.evidence["by_stage"]] == ["interrupted", "interrupted", "skipped"]
+    assert stage.params == {
+        "status": "interrupted",
+        "reason": "received SIGTERM",
+        "stages": ["telemetry", "bench", "burn"],
+        "not_started": ["burn"],
+    }
+    # A checkpoint of a probe that died: every stage still running is written as interrupted, one note.
+    died = reports.report()
+    for index in (1, 3):
+        died["stages"][index].update(status="interrupted", reason="stage did not finish")
+    (stage,) = only(analyze(died), "stage_incomplete")
+    assert stage.subject == "stages telemetry, burn" and stage.message == "interrupted: stage did not finish"
+    # Two stages without a reason are not known to share a cause.
+    unknown = reports.report()
+    for index in (2, 3):
+        unknown["stages"][index].update(status="failed", reason=None)
+    assert [f.message for f in only(analyze(unknown), "stage_incomplete")] == [
+        "failed: no reason recorded",
+        "failed: no reason recorded",
     ]
 
 
@@ -594,5 +671,5 @@ def test_short_rows_and_missing_sections_do_not_break_the_analysis() -> None:
     assert keys(analyze(doc)) >= {("power_capped", "info", 2)}
     (gap,) = analyze({"schema": "gpu-burnin-report", "gpus": [{"index": 0}]})
     assert gap.message == (
-        "telemetry: no samples on every GPU: no claim about throttling can be made for those periods"
+        "no samples in the telemetry of every GPU: no claim about throttling can be made for those periods"
     )

@@ -144,7 +144,7 @@ def test_seed003_report_ingests_as_rows(rig, django_capture_on_commit_callbacks)
     # Findings: exactly what the analysis finds with the server's slots (Gen4 x16), stored faithfully.
     slots = {serial: (4, 16) for serial in rig.serials}
     expected = analysis.analyze(
-        report, expectations=analysis.Expectations(platform_max_gen=4, slot_links=slots)
+        report, expectations=analysis.Expectations(platform_max_gen=4, slot_links=slots, target_s=72 * 3600)
     )
     stored = list(Finding.objects.filter(run=run).order_by("pk"))
     assert [(f.code, f.severity, f.gpu_index, f.message, f.evidence) for f in stored] == [
@@ -580,14 +580,19 @@ def test_without_t0_the_samples_are_timed_from_the_probes_start(rig):
     assert first.at == datetime(2026, 8, 14, 6, tzinfo=UTC) + timedelta(seconds=offset)
 
 
-def test_a_gpu_whose_serial_is_not_installed_is_stored_unlinked(rig, django_capture_on_commit_callbacks):
+def test_a_gpu_whose_serial_is_not_installed_refuses_the_report(rig, django_capture_on_commit_callbacks):
+    """Evidence is bound to the hardware it measured: one foreign card, and nothing of the report is kept
+    (it used to be stored with that card unlinked)."""
     report = _seed()
     report["gpus"][3]["serial"] = "NOT-IN-THIS-SERVER"
+    before = counts()
     response = _ingest(rig, django_capture_on_commit_callbacks, raw=encode(report))
-    assert response.status_code == 201, response.content
-    results = {g["index"]: g for g in response.json()["gpu_results"]}
-    assert results[3]["component"] is None and results[3]["serial"] == "NOT-IN-THIS-SERVER"
-    assert all(results[i]["component"] is not None for i in (0, 1, 2, 4, 5))
+    assert response.status_code == 409, response.content
+    assert response.json()["missing"] == [
+        "GPU serial NOT-IN-THIS-SERVER is installed in no server.",
+        "1793024000003 is installed here and missing from the report.",
+    ]
+    assert counts() == before
 
 
 def test_a_unique_report_id_conflict_at_insert_answers_with_the_stored_run(

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from burnin.rules import RULES_VERSION
 from tests.burnin.conftest import SEED003
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +27,11 @@ def test_json_output_lists_the_findings_with_int_gpu_subjects(capsys: pytest.Cap
         ("ecc_correlated_periodic", "warn", "DIMMs A1, B1"),
         ("stage_incomplete", "fail", "stage burn"),
     }
-    assert all(set(f) == {"code", "severity", "subject", "message", "evidence"} for f in findings)
+    fields = {"code", "severity", "subject", "gpu_index", "message", "params", "evidence", "explained_by"}
+    assert all(set(f) == fields for f in findings)
+    # The per-DIMM warnings that the correlated pattern explains name it.
+    dimm = next(f for f in findings if f["code"] == "host_dimm_correctable")
+    assert dimm["explained_by"] == {"code": "ecc_correlated_periodic", "subject": "DIMMs A1, B1"}
     gpu_findings = [f for f in findings if f["code"].startswith(("pcie_", "h2d_", "thermal_", "power_"))]
     assert gpu_findings and all(type(f["subject"]) is int for f in gpu_findings)
 
@@ -49,10 +54,10 @@ def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
         "fail",
         "stage_incomplete",
         "stage",
-        "burn    stage `burn` interrupted: workshop power distribution failure",
+        "burn    interrupted: workshop power distribution failure",
     ]
     assert any("GPU 2" in line and "0.50 × the median: link at x8 (expected x16)" in line for line in lines)
-    assert lines[-1] == "5 fail, 10 warn, 7 info (rules 2026.11.1)."
+    assert lines[-1] == f"5 fail, 10 warn, 7 info (rules {RULES_VERSION})."
 
 
 @pytest.mark.parametrize(

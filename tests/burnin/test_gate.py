@@ -217,7 +217,10 @@ def test_an_interrupted_stage_blocks_until_a_pm_decides(gate, severity):
 
     refused = post(gate.t.pm, gate_url(gate.server, "pass"))
     assert refused.status_code == 409
-    assert refused.json()["missing"] == ["stage `burn` interrupted: workshop power distribution failure"]
+    # The gate names the subject, then the sentence (a legacy row's stored English here).
+    assert refused.json()["missing"] == [
+        "stage burn: stage `burn` interrupted: workshop power distribution failure"
+    ]
     assert status_of(gate.server) == ServerStatus.BURN_IN
 
     assert waive(gate.t.pm, stage, "70 h of 72 ran clean before the power cut; accepted").status_code == 200
@@ -445,6 +448,10 @@ def test_findings_list_filters_and_scopes(gate):
         "subject": "GPU 2",
         "gpu_index": 2,
         "message": LINK_FAIL["message"],
+        # A row without params reads its stored sentence, without the subject it began with.
+        "text": LINK_FAIL["message"].removeprefix("GPU 2: "),
+        "params": {},
+        "explained_by": None,
         "evidence": {},
         "rule_version": "test-1",
         "waived": True,  # that, when and why; not the PM's login (werkbank/audiences.py)

@@ -114,7 +114,7 @@ def test_stages_and_findings_are_said_plainly(seed, tenants):
         html.index('id="findings-fail"') < html.index('id="findings-warn"') < html.index('id="findings-info"')
     )
     assert "Fail (2)" in text and "Warning (2)" in text and "Info (1)" in text
-    assert "GPU 2: H2D 13.9 GB/s, 0.50 × the median: link at x8 (expected x16)" in text
+    assert "GPU 2: PCIe link at Gen4 x8 under load (expected Gen4 x16)" in text
     # The customer reads that a project manager waived it and why, not which staff login did.
     assert "Waived by a project manager on" in text and "waiver-pm-" not in text
     assert "“Slot 1 sits behind the PSU; a baffle is ordered.”" in text
@@ -127,11 +127,13 @@ def test_earlier_runs_are_listed_and_open_on_their_own_page(seed, tenants):
     later = factories.make_seed003_burnin_run(seed.server, started_at=START + timedelta(days=2), gpus=2)
     client = _client(tenants.user_a)
     html = client.get(f"/burnin/servers/{seed.server.pk}/").content.decode()
-    assert f'href="/burnin/runs/{earlier.pk}/"' in html and "Latest run" in html
-    assert len(_paths(_chart(html, "temperature"))) == 2  # the latest run: two GPUs
+    assert f'href="/burnin/runs/{earlier.pk}/"' in html and "Judged run" in html
+    assert f'data-run="{later.pk}" data-standing="judged"' in html
+    assert f'data-run="{earlier.pk}" data-standing="counting"' in html
+    assert len(_paths(_chart(html, "temperature"))) == 2  # the judged run, the newest upload: two GPUs
     response = client.get(f"/burnin/runs/{earlier.pk}/")
     assert response.status_code == 200 and response.context["run"] == earlier
-    assert "This is not the latest run." in response.content.decode()
+    assert "This is not the judged run." in response.content.decode()
     assert later.get_absolute_url() == f"/burnin/runs/{later.pk}/"
 
 
@@ -151,7 +153,7 @@ def test_the_page_runs_the_same_queries_for_two_gpus_or_eight(tenants, django_as
     client.get(f"/burnin/servers/{small.pk}/")  # the session and user are loaded once per request anyway
     # session, user, server, runs, the user's bench (a membership), stages, findings, GPU results, telemetry
     for server in (small, big):
-        with django_assert_num_queries(9):
+        with django_assert_num_queries(10):  # the last GPU change tells stale runs
             assert client.get(f"/burnin/servers/{server.pk}/").status_code == 200
 
 

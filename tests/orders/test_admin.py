@@ -63,7 +63,7 @@ def test_admin_create_goes_through_the_service(pm_browser, tenants):
     response = pm_browser.post(
         "/admin/orders/order/add/",
         {"customer": tenants.customer_a.pk, "configuration": configuration.pk, "server_count": 3,
-         "warranty_months": 60, "notes": "", "circuit_phases": 1},
+         "warranty_months": 60, "burnin_hours": 72, "notes": "", "circuit_phases": 1},
     )  # fmt: skip
     assert response.status_code == 302, response.content.decode()[:2000]
     event = AuditEvent.objects.get(verb="order.create")

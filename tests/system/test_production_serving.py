@@ -9,6 +9,7 @@ WhiteNoise serves the collected static files under their hashed names.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -104,6 +105,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
         "SECRET_KEY": f"system-test-{uuid.uuid4().hex}{uuid.uuid4().hex}-Zq7!",
         "ALLOWED_HOSTS": "127.0.0.1",
         "WERKBANK_SECRETS_KEYS": Fernet.generate_key().decode(),
+        "WERKBANK_SIGNING_KEYS": base64.b64encode(os.urandom(32)).decode(),  # signs handover packs
         "DATABASE_URL": database_url,
         "REDIS_URL": settings.REDIS_URL,
         "CELERY_QUEUE": f"werkbank-serve-{uuid.uuid4().hex[:8]}",

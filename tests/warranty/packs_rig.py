@@ -83,3 +83,26 @@ def installed_serials(server: Server) -> list[str]:
 
 def blacklisted_connectors(server: Server) -> list[str]:
     return [entry.connector.name for entry in blacklist_entries(server)]
+
+
+def rehashed_forgery(content: bytes, forged: bytes) -> bytes:
+    """The pack ZIP `content` with its telemetry.csv replaced by `forged` and the manifest re-hashed by hand,
+    as a forger would: every file matches the manifest, only the signature can tell."""
+    import hashlib
+    import io
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    members["telemetry.csv"] = forged
+    manifest = json.loads(members["manifest.json"])
+    for entry in manifest["files"]:
+        if entry["name"] == "telemetry.csv":
+            entry.update(sha256=hashlib.sha256(forged).hexdigest(), size=len(forged))
+    members["manifest.json"] = json.dumps(manifest, indent=2).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return out.getvalue()

@@ -95,6 +95,21 @@ def test_a_german_pack_has_german_headings_and_umlauts(demo):
     assert "Seite 1 von" in text and "Handover pack" not in text
 
 
+def test_a_german_pack_reads_the_findings_in_german(demo):
+    """The findings table words each finding from its code and params in the pack's language."""
+    _, text = pdf_text(pack_pdf(pack_data(server=demo.seven_u), revision=1, language="de", generated_at=AT))
+    findings = text[text.index("Befunde") : text.index("Abgebrochene Phasen")]
+    assert "GPU 1 Abstand zur Temperaturgrenze 2 °C bei der Spitze (88 °C)" in findings
+    assert "DIMM A1 3 korrigierbare ECC-Fehler im BMC-Ereignisprotokoll" in findings
+    assert "korrigierbare ECC-Fehler in derselben Sekunde, dreimal in Abständen von ~4 h" in findings
+    assert "Stufe burn abgebrochen: workshop power distribution failure" in findings
+    assert "in 92 % der Messwerte" in findings and "in the BMC event log" not in findings
+    _, english = pdf_text(
+        pack_pdf(pack_data(server=demo.seven_u), revision=1, language="en", generated_at=AT)
+    )
+    assert "DIMM A1 3 correctable ECC errors in the BMC event log" in english
+
+
 def test_no_secret_reaches_the_pack(demo):
     from deployment.models import ServerNetwork
 
@@ -140,6 +155,7 @@ def test_the_zip_verifies_and_fails_after_tampering(demo, tmp_path, capsys):
         assert sorted(archive.namelist()) == [
             "handover.pdf",
             "manifest.json",
+            "manifest.sig.json",
             "probe-report.json",
             "telemetry.csv",
         ]

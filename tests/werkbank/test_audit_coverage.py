@@ -325,10 +325,15 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     ),
     # burnin (its services package has no __all__: every public name of its modules)
     "burnin.services.gate:GateState": exempt("the result of burnin_gate_state, a data class"),
-    "burnin.services.gate:latest_run": exempt("a read: a server's latest burn-in run"),
+    "burnin.services.gate:judged_run": exempt("a read: the run the gate judges"),
+    "burnin.services.gate:counting_runs": exempt("a read: a server's runs since its last GPU change"),
+    "burnin.services.gate:RunStanding": exempt("a data class: a run with its standing"),
+    "burnin.services.gate:run_standings": exempt("a read: which runs are judged, counting or stale"),
+    "burnin.services.gate:run_verdict": exempt("a read: the judged run's verdict, waivers included"),
+    "burnin.services.gate:stale_sentence": exempt("a sentence: why a stale server cannot pass"),
     "burnin.services.gate:run_blockers": exempt("a read: the findings and stages that block a pass"),
     "burnin.services.gate:runs_blockers": exempt("a read: run_blockers of many runs at once"),
-    "burnin.services.gate:latest_runs": exempt("a read: the latest burn-in run of many servers"),
+    "burnin.services.gate:judged_runs": exempt("a read: the judged run of many servers"),
     "burnin.services.gate:pass_missing_many": exempt("a read: what keeps many servers from passing"),
     "burnin.services.gate:burnin_gate_state": exempt("a read: whether a server may pass"),
     "burnin.services.gate:server_pass_burnin": (("burnin.pass",), GATE),
@@ -342,6 +347,8 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         "tests/burnin/test_api_ingest.py::test_seed003_report_ingests_as_rows",
     ),
     "burnin.services.ingest:ReportTooLarge": exempt("an exception class"),
+    "burnin.services.ingest:bound_by": exempt("a check: refuses a report of other hardware (409)"),
+    "burnin.services.ingest:promised_burnin_s": exempt("a read: the burn-in the order promises"),
     "burnin.services.ingest:ReportBody": exempt("a data class: a request body read within its limit"),
     "burnin.services.ingest:read_report_body": exempt(
         "reads a request body within its limit; stores nothing"

@@ -42,7 +42,7 @@ from orders.choices import OrderStatus
 from orders.models import Workload
 from orders.services import TRANSITION_SERVICES
 from tests import factories
-from tests.burnin.rig import post_report, seed003_bytes
+from tests.burnin.rig import fitted_report, post_report
 from tests.conftest import Tenants, api_client
 from werkbank.models import AuditEvent
 
@@ -601,7 +601,7 @@ def burnin_server_gate_detail(w: World) -> None:
     g = _burnin_gate(w)
     url = f"/api/v1/burnin/server-gate/{g.server.asset_tag}/"
     for user in (w.t.user_a, w.t.user_p):
-        assert api_client(user).get(url).json()["missing"] == ["GPU 0 at x8"]
+        assert api_client(user).get(url).json()["missing"] == ["GPU 0: GPU 0 at x8"]
     _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
 
 
@@ -672,7 +672,7 @@ def _burnin_run(w: World) -> int:
     server = _burnin_server(w)
     url = f"/api/v1/burnin/servers/{server.asset_tag}/reports/"
     with TestCase.captureOnCommitCallbacks(execute=True):  # the report's file is written on commit
-        response = post_report(w.t.user_p, url, seed003_bytes())
+        response = post_report(w.t.user_p, url, fitted_report(server))
     assert response.status_code == 201, response.content
     return response.json()["id"]
 
@@ -681,9 +681,9 @@ def burnin_server_reports(w: World) -> None:
     server = _burnin_server(w)
     url = f"/api/v1/burnin/servers/{server.asset_tag}/reports/"
     for user in (w.t.user_b, w.t.user_q, w.t.outsider):
-        assert post_report(user, url, seed003_bytes()).status_code == 404, user.username
+        assert post_report(user, url, fitted_report(server)).status_code == 404, user.username
     # Customer A follows the server, but only its partner (and PMs) post reports.
-    assert post_report(w.t.user_a, url, seed003_bytes()).status_code == 403
+    assert post_report(w.t.user_a, url, fitted_report(server)).status_code == 403
     assert not BurnInRun.objects.exists()
     server.refresh_from_db()
     assert server.status == ServerStatus.ASSEMBLED

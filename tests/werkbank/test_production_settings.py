@@ -14,6 +14,7 @@ PRODUCTION = {
     "SECRET_KEY": "test-only-" + "x" * 60,
     "ALLOWED_HOSTS": "werkbank.example",
     "WERKBANK_SECRETS_KEYS": "dGVzdC1vbmx5LWtleS1ub3QtZm9yLXByb2R1Y3Rpb24=",
+    "WERKBANK_SIGNING_KEYS": "dGVzdC1vbmx5LXNpZ25pbmcta2V5LW5vdC1yZWFsISE=",  # signs packs (warranty.E002)
 }
 # Port 9 (discard) on the loopback: nothing answers there, so any connection attempt would fail the run.
 UNREACHABLE_DB = "postgres://werkbank:secret@127.0.0.1:9/werkbank"

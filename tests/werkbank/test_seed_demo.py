@@ -70,8 +70,9 @@ def test_seed_demo_is_idempotent_and_loads_the_fleets(client, capsys):
 
 
 def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_commit_callbacks):
-    """The 7U machine's run shows seed 003's figures and waits for a PM on its interrupted stage; the fleet's
-    first server passed (and the deployment demo deployed it)."""
+    """The 7U machine's run shows seed 003's figures with its own six serials, and waits for a PM on its
+    interrupted stage and its ~20 h of mixed load, short of the 72 h promised; the fleet's first server
+    passed a 72 h run, its GeForce cards bound by UUID (and the deployment demo deployed it)."""
     from burnin.models import BurnInRun
 
     settings.MEDIA_ROOT = tmp_path
@@ -86,8 +87,16 @@ def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_
     assert all(1469 <= gpu.vram_gbps <= 1473 for gpu in seven_u.gpu_results.all())
     assert max(seven_u.gpu_results.values_list("peak_temp_c", flat=True)) == 88
     assert set(seven_u.gpu_results.values_list("load_gen", "load_width")) == {(4, 16)}  # after the move
+    installed = set(
+        seven_u.server.installations.filter(
+            removed_at__isnull=True, component__part__category="gpu"
+        ).values_list("component__serial", flat=True)
+    )
+    assert set(seven_u.gpu_results.values_list("serial", flat=True)) == installed and len(installed) == 6
+    assert (seven_u.binding, seven_u.full_load_s, seven_u.target_s) == ("serial", 20 * 3600, 72 * 3600)
     assert set(seven_u.findings.exclude(severity="info").values_list("code", "severity", "subject")) == {
         ("stage_incomplete", "fail", "stage burn"),
+        ("burnin_too_short", "fail", "burn-in"),
         ("thermal_margin_low", "warn", "GPU 1"),
         ("ecc_correlated_periodic", "warn", "DIMMs A1, B1"),
         ("host_dimm_correctable", "warn", "DIMM A1"),
@@ -102,4 +111,5 @@ def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_
     )  # passed, then deployed (deployment.demo) and handed over (warranty.demo)
     assert fleet.server.burnin_gpu_power_w == 8 * 561  # the figure its rack's feeds count
     assert fleet.gpu_results.count() == 8
+    assert (fleet.binding, fleet.full_load_s, fleet.target_s) == ("uuid", 72 * 3600, 72 * 3600)
     assert not fleet.findings.exclude(severity="info").exists()

@@ -36,6 +36,7 @@ TONES: dict[str, str] = {
     "failed": "bad",
     "fail": "bad",
     "blacklisted": "bad",
+    "stale": "bad",  # a burn-in run measured on other hardware
     "expired": "bad",
     "scrapped": "bad",
     # needs a look

@@ -93,15 +93,30 @@ class Command(BaseCommand):
             metavar="N",
             help="The configuration's platform PCIe generation (an EPYC 7643 platform is 4)",
         )
+        parser.add_argument(
+            "--burnin-hours",
+            type=float,
+            metavar="H",
+            help="The burn-in the order promises (72 for every customer): a shorter full load fails",
+        )
 
     def handle(
-        self, *args: Any, report: str, as_json: bool, platform_gen: int | None, **options: Any
+        self,
+        *args: Any,
+        report: str,
+        as_json: bool,
+        platform_gen: int | None,
+        burnin_hours: float | None = None,
+        **options: Any,
     ) -> None:
         try:
             document = read_report(report)
         except ValueError as exc:
             raise CommandError(str(exc), returncode=2) from exc
-        findings = analyze(document, expectations=Expectations(platform_max_gen=platform_gen))
+        target_s = burnin_hours * 3600 if burnin_hours else None
+        findings = analyze(
+            document, expectations=Expectations(platform_max_gen=platform_gen, target_s=target_s)
+        )
         if as_json:
             self.stdout.write(json.dumps([f.as_dict() for f in findings], indent=2, ensure_ascii=False))
             return
