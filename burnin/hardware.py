@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -148,8 +147,9 @@ def is_stale(run: BurnInRun, change: GpuChange | None) -> bool:
     return change is not None and run.created_at < change.at
 
 
-def has_serial(gpu: Mapping[str, Any]) -> bool:
-    return normalize_serial(gpu.get("serial")) not in NO_SERIAL
+def has_serial(serial: str | None) -> bool:
+    """Whether a GPU's reported serial is one: GeForce cards report "N/A" (`NO_SERIAL`)."""
+    return normalize_serial(serial) not in NO_SERIAL
 
 
 def serial_ranges(serials: Iterable[str]) -> str:
@@ -224,8 +224,8 @@ def uuid_reference(server: Server, change: GpuChange | None) -> dict[str, str] |
     first = runs.order_by("id").first()
     if first is None:
         return None
-    rows = GpuResult.objects.filter(run=first).filter(Q(serial="") | Q(serial__in=list(NO_SERIAL)))
-    return {row.uuid: row.pci_bus_id for row in rows.order_by("index")}
+    rows = GpuResult.objects.filter(run=first).order_by("index")
+    return {row.uuid: row.pci_bus_id for row in rows if not has_serial(row.serial)}
 
 
 def _host_differs(report: Mapping[str, Any], server: Server) -> str | None:
@@ -256,8 +256,8 @@ def check_hardware(*, server: Server, report: Mapping[str, Any]) -> str:
             % {"reported": len(gpus), "installed": len(installed)}
         )
     by_key = {gpu.key: gpu for gpu in installed}
-    with_serial = [gpu for gpu in gpus if has_serial(gpu)]
-    serialless = [gpu for gpu in gpus if not has_serial(gpu)]
+    with_serial = [gpu for gpu in gpus if has_serial(gpu.get("serial"))]
+    serialless = [gpu for gpu in gpus if not has_serial(gpu.get("serial"))]
     seen: set[str] = set()
     strangers: list[str] = []
     for gpu in with_serial:

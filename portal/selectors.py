@@ -18,7 +18,7 @@ from burnin import charts as burnin_charts
 from burnin import selectors as burnin_selectors
 from burnin.hardware import last_gpu_change
 from burnin.models import BurnInRun
-from burnin.services.gate import judged_run, run_verdict
+from burnin.services.gate import counting_runs, run_verdict
 from deployment.models import RackPlacement
 from orders import charts as order_charts
 from orders import selectors as order_selectors
@@ -166,19 +166,19 @@ def latest_burnin(server: Server) -> dict[str, Any] | None:
     it): its verdict, findings (worst first), unfinished stages and the temperature chart of the burnin
     app; None before any run. Where every run is stale (a GPU was replaced since, as under warranty), the
     newest is returned as `stale`, with the change: never as the machine's result."""
-    run = judged_run(server)
-    change = None
-    if run is None:
+    change = last_gpu_change(server)
+    run = counting_runs(server, change).first()
+    stale = run is None
+    if stale:
         run = BurnInRun.objects.filter(server=server).order_by("-id").first()
-        change = last_gpu_change(server) if run is not None else None
     if run is None:
         return None
     detail = burnin_selectors.run_detail(run)
     telemetry = burnin_selectors.telemetry_series(run=run, max_points=CHART_POINTS)
     return {
         "run": run,
-        "verdict": "stale" if change is not None else run_verdict(server, run),
-        "stale_because": change.sentence() if change is not None else "",
+        "verdict": "stale" if stale else run_verdict(server, run),
+        "stale_because": change.sentence() if stale and change is not None else "",
         # Worst first, as the burn-in page lists them.
         "findings": [finding for _, _, group in detail.findings_by_severity for finding in group],
         "incomplete_stages": detail.incomplete_stages,

@@ -582,7 +582,7 @@ def _pcie(data: PackData) -> list[Flowable]:
 
 def _gpu_name(result: Any) -> str:
     """A GPU by its serial; a card without one (GeForce) is bound by its UUID, and named by it."""
-    return result.serial if has_serial({"serial": result.serial}) else (result.uuid or "—")
+    return result.serial if has_serial(result.serial) else (result.uuid or "—")
 
 
 def _gate_label(data: PackData) -> str:

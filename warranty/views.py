@@ -19,34 +19,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods
-from rest_framework.throttling import SimpleRateThrottle
 
 from warranty.choices import PackLanguage
 from warranty.documents import PackCheck, check_pack
 from warranty.forms import VerifyForm
 from warranty.selectors import IssuedPack, issued_pack
 from warranty.signing import SignatureStatus, keys_document, public_keys
-from werkbank.api.throttling import THROTTLE_CACHE
+from werkbank.api.throttling import SharedCacheThrottle
 from werkbank.security import client_ip
 
 KEYS_FILENAME = "werkbank-signing-keys.json"
 
 
-class VerifyRateThrottle(SimpleRateThrottle):
+class VerifyRateThrottle(SharedCacheThrottle):
     """`WERKBANK_VERIFY_RATE` checks per client address (the login lockout's notion of the address), counted
     in the API throttle's cache so that every web process shares one count."""
 
     scope = "verify"
-
-    def __init__(self) -> None:
-        self.cache = caches[THROTTLE_CACHE]
-        super().__init__()
 
     def get_rate(self) -> str | None:
         return settings.WERKBANK_VERIFY_RATE or None

@@ -58,8 +58,6 @@ class GateState:
     blocking: list[Finding] = field(default_factory=list)
     undecided_stages: list[BurnInStage] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
-    #: The last GPU change, when it made the server's runs before it stale.
-    change: GpuChange | None = None
 
     @property
     def passed(self) -> bool:
@@ -100,14 +98,14 @@ def run_standings(server: Server, runs: Sequence[BurnInRun]) -> list[RunStanding
     """Each of `runs` (a server's) with its standing: the judged one marked, the stale ones with the GPU
     change that made them stale."""
     change = last_gpu_change(server)
-    counting = [run for run in runs if not is_stale(run, change)]
-    judged = max(counting, key=lambda run: run.pk, default=None)
+    stale = {run.pk: is_stale(run, change) for run in runs}
+    judged = max((run.pk for run in runs if not stale[run.pk]), default=None)
     return [
         RunStanding(
             run=run,
-            judged=run is judged,
-            stale=is_stale(run, change),
-            change=change if is_stale(run, change) else None,
+            judged=run.pk == judged,
+            stale=stale[run.pk],
+            change=change if stale[run.pk] else None,
         )
         for run in runs
     ]
@@ -132,6 +130,15 @@ def stale_sentence(server: Server, change: GpuChange) -> str:
         "Server %(hostname)s has no burn-in run on its current hardware: %(change)s, after its last "
         "report was uploaded. The probe must run again."
     ) % {"hostname": server.hostname, "change": change.sentence()}
+
+
+def _no_counting_run(server: Server, change: GpuChange | None) -> RuleViolation:
+    """The refusal of a server without a counting run: its runs are all stale, or it has none yet."""
+    if change is not None and BurnInRun.objects.filter(server=server).exists():
+        sentence = stale_sentence(server, change)
+        return RuleViolation(sentence, missing=[sentence], code="burnin_stale")
+    sentence = _no_run_sentence(server)
+    return RuleViolation(sentence, missing=[sentence], code="burnin_no_run")
 
 
 def _stage_of(finding: Finding) -> str:
@@ -240,18 +247,12 @@ def _missing(
 ) -> list[str]:
     missing = _status_missing(server)
     if run is None:
-        if change is not None and _has_runs(server):
-            return [*missing, stale_sentence(server, change)]
-        return [*missing, _no_run_sentence(server)]
+        return [*missing, *_no_counting_run(server, change).missing]
     return [
         *missing,
         *(_sentence(finding) for finding in blocking),
         *(_stage_sentence(stage) for stage in undecided),
     ]
-
-
-def _has_runs(server: Server) -> bool:
-    return BurnInRun.objects.filter(server=server).exists()
 
 
 def _require_burn_in(server: Server) -> None:
@@ -287,13 +288,10 @@ def burnin_gate_state(*, server: Server) -> GateState:
     change = last_gpu_change(server)
     run = counting_runs(server, change).first()
     if run is None:
-        missing = _missing(server, None, [], [], change=change)
-        return GateState(server=server, run=None, missing=missing, change=change)
+        return GateState(server=server, run=None, missing=_missing(server, None, [], [], change=change))
     blocking, undecided = run_blockers(run)
     missing = _missing(server, run, blocking, undecided)
-    return GateState(
-        server=server, run=run, blocking=blocking, undecided_stages=undecided, missing=missing, change=change
-    )
+    return GateState(server=server, run=run, blocking=blocking, undecided_stages=undecided, missing=missing)
 
 
 def _lock(server: Server) -> Server:
@@ -312,11 +310,7 @@ def server_pass_burnin(*, server: Server, actor: Any, note: str = "") -> Server:
     change = last_gpu_change(locked)
     run = counting_runs(locked, change).first()
     if run is None:
-        if change is not None and _has_runs(locked):
-            sentence = stale_sentence(locked, change)
-            raise RuleViolation(sentence, missing=[sentence], code="burnin_stale")
-        sentence = _no_run_sentence(locked)
-        raise RuleViolation(sentence, missing=[sentence], code="burnin_no_run")
+        raise _no_counting_run(locked, change)
     blocking, undecided = run_blockers(run)
     if blocking or undecided:
         missing = [_sentence(finding) for finding in blocking] + [

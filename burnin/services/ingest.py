@@ -40,13 +40,13 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from builds.choices import ConnectorKind, ServerStatus
-from builds.models import Installation, Server
+from builds.models import Server
 from builds.services import server_transition
 from burnin import analysis
 from burnin.analysis.context import build_context
 from burnin.analysis.duration import full_load_seconds
 from burnin.choices import RunResult, Severity, StageStatus
-from burnin.hardware import HardwareMismatch, check_hardware
+from burnin.hardware import HardwareMismatch, check_hardware, installed_gpus
 from burnin.models import BmcEvent, BurnInRun, BurnInStage, Finding, GpuResult
 from burnin.rules import THRESHOLDS
 from burnin.services.samples import report_time, store_rollup, store_samples
@@ -295,20 +295,8 @@ class Slot:
 
 
 def installed_slots(server: Server) -> dict[str, Slot]:
-    """The server's components now installed in a PCIe slot or riser port, by normalised serial."""
-    installations = (
-        Installation.objects.filter(
-            server=server, removed_at__isnull=True, connector__kind__in=GPU_CONNECTORS
-        )
-        .select_related("component", "connector")
-        .order_by("pk")
-    )
-    return {
-        normalize_serial(each.component.serial): Slot(
-            each.component_id, each.connector.pcie_gen, each.connector.pcie_lanes
-        )
-        for each in installations
-    }
+    """The server's GPUs installed now (`burnin.hardware.installed_gpus`), by normalised serial."""
+    return {gpu.key: Slot(gpu.component_id, gpu.pcie_gen, gpu.pcie_lanes) for gpu in installed_gpus(server)}
 
 
 def platform_max_gen(server: Server) -> int | None:

@@ -18,12 +18,16 @@ from rest_framework.throttling import SimpleRateThrottle
 THROTTLE_CACHE = "throttle"
 
 
-class TokenRateThrottle(SimpleRateThrottle):
-    scope = "api-token"
+class SharedCacheThrottle(SimpleRateThrottle):
+    """A rate counted in `CACHES["throttle"]`, which every web process shares (Redis where configured)."""
 
     def __init__(self) -> None:
         self.cache = caches[THROTTLE_CACHE]
         super().__init__()
+
+
+class TokenRateThrottle(SharedCacheThrottle):
+    scope = "api-token"
 
     def get_rate(self) -> str | None:
         return settings.WERKBANK_API_RATE or None
