@@ -55,6 +55,8 @@ lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy $(wildcard */services.py */services */selectors.py */selectors */gates.py */gates)
+	$(PY) scripts/check_sizes.py
 	$(PY) manage.py check
 	$(PY) manage.py makemigrations --check --dry-run
 	WERKBANK_ENV=production SECRET_KEY=lint-only-$$(printf 'x%.0s' {1..60})-Zq7 ALLOWED_HOSTS=werkbank.example \

@@ -39,12 +39,13 @@ from builds.models import Connector, Installation, Server
 from builds.services import server_install
 from burnin import analysis
 from burnin.models import BurnInRun, TelemetrySample
-from burnin.services import ingest, samples
+from burnin.services import samples, upload
 from inventory.models import Component, Part, Supplier
 from inventory.packing import parse_scanner
 from inventory.services import po_create, po_line_receive, po_send
 from orders.models import ConfigurationLine, Order, ServerConfiguration
 from werkbank.models import Organization
+from werkbank.types import Actor
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "burnin" / "seed003-report.json"
 GPUS = 8
@@ -170,7 +171,7 @@ def _server() -> Server:
     )
 
 
-def _install_gpus(server: Server, actor: Any, count: int) -> None:
+def _install_gpus(server: Server, actor: Actor, count: int) -> None:
     """`count` GPUs received and installed in `server` through the services, one per PCIe slot: a report
     is taken only from the hardware installed in its server."""
     part, _ = Part.objects.get_or_create(
@@ -212,7 +213,8 @@ def _install_gpus(server: Server, actor: Any, count: int) -> None:
 def _fit(report: dict, server: Server) -> dict:
     """The report as the server's own probe writes it: its host name, its installed GPUs' serials."""
     serials = list(
-        Installation.objects.filter(server=server, removed_at__isnull=True)
+        Installation.objects.active()
+        .filter(server=server)
         .order_by("connector__position")
         .values_list("component__serial", flat=True)
     )
@@ -243,9 +245,9 @@ def _parts(report: dict, server: Server) -> None:
         f"{len(raw) / 1e6:.1f} MB JSON, {len(gzip.compress(raw, mtime=0)) / 1e6:.1f} MB gzip"
     )
     parse_s, parsed = _timed(lambda: json.loads(raw))
-    fast_s, errors = _timed(lambda: ingest.validation_errors(parsed))
+    fast_s, errors = _timed(lambda: upload.validation_errors(parsed))
     assert errors == [], errors[:3]
-    full_s, full_errors = _timed(lambda: ingest._VALIDATOR.errors(parsed))
+    full_s, full_errors = _timed(lambda: upload._VALIDATOR.errors(parsed))
     assert full_errors == []
     expectations = analysis.Expectations(platform_max_gen=4)
     analysis_s, findings = _timed(lambda: analysis.analyze(parsed, expectations=expectations))

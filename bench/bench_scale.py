@@ -1,5 +1,5 @@
 """Every list, detail, admin and HTML page at fleet scale (issue #15): 2,000 orders, 10,000 servers, 530,000
-connectors, 100,000 components and 1.7 million telemetry samples (`manage.py seed_scale`, portal.scale).
+connectors, 100,000 components and 1.7 million telemetry samples (`manage.py seed_scale`, ops.scale).
 
 Figures, through Django's test client (session, middleware, access check, serializer), on PostgreSQL:
 - every API list (found in the URL configuration at run time) at limit=50 and limit=200, as a PM and as a
@@ -46,8 +46,8 @@ from django.urls.resolvers import URLPattern, URLResolver
 
 from bench.report import record
 from builds.models import Server
+from ops import scale
 from orders.models import Order
-from portal import scale
 from werkbank.apps import freeze_startup_heap
 
 REQUESTS = 100

@@ -3,7 +3,7 @@
 Figures, through the view as a PM (session, access check, the search, the 302 to the component's page):
 - an exact serial, typed in lower case: p50 and p95 over `REQUESTS` different serials, and its query count;
 - a partial serial (eight characters of the middle of a serial, so no prefix index could help): p50, p95;
-- the exact step of the search alone (portal.search.exact_matches: six lookups, no HTTP): p50, p95.
+- the exact step of the search alone (pm.search.exact_matches: six lookups, no HTTP): p50, p95.
 The slow alternative, in the same run on the same rows: the same requests with PostgreSQL's index scans
 switched off for the connection (`enable_indexscan`, `enable_bitmapscan`, `enable_indexonlyscan`), which is
 what the search would cost without the B-tree and trigram indexes. Ratios: alternative / indexed (p50).
@@ -31,7 +31,7 @@ from django.test.utils import CaptureQueriesContext
 from bench.report import record
 from inventory.models import BatchLot, Component, Part, Supplier
 from inventory.services import po_create, po_send
-from portal.search import exact_matches
+from pm.search import exact_matches
 
 COMPONENTS = 100_000
 REQUESTS = 200

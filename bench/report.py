@@ -159,7 +159,7 @@ def load(path: Path) -> list[Figure]:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m bench.report [PATH] [--targets] [--misses]`: the table of a results file again, e.g. only
-    the figures with a target, for the README's "Performance" section."""
+    the figures with a target, for docs/performance.md."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__)

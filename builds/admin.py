@@ -15,6 +15,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
 from builds.choices import AT_LEAST_ASSEMBLED
+from builds.gates import assembly_gaps
 from builds.models import (
     Allocation,
     BuildPhoto,
@@ -28,7 +29,6 @@ from builds.models import (
     Server,
 )
 from builds.services import (
-    assembly_gaps,
     checklist_item_add,
     checklist_item_remove,
     checklist_item_update,
@@ -161,7 +161,7 @@ class ServerAdmin(PMAdmin):
     def connector_map(self, obj: Server) -> str:
         installed = {
             inst.connector_id: inst.component
-            for inst in obj.installations.filter(removed_at__isnull=True).select_related("component")
+            for inst in obj.installations.active().select_related("component")
         }
         blacklisted = {
             b.connector_id: b.reason for b in ConnectorBlacklist.objects.filter(connector__server=obj)

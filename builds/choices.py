@@ -3,19 +3,20 @@
 from django.db import models
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from inventory.choices import PartCategory
 
 
 class ServerStatus(models.TextChoices):
-    PLANNED = "planned", _("Planned")
-    ASSEMBLING = "assembling", _("Assembling")
-    ASSEMBLED = "assembled", _("Assembled")
-    BURN_IN = "burn_in", _("Burn-in")
-    BURN_IN_PASSED = "burn_in_passed", _("Burn-in passed")
-    BURN_IN_FAILED = "burn_in_failed", _("Burn-in failed")
-    DEPLOYED = "deployed", _("Deployed")
-    HANDED_OVER = "handed_over", _("Handed over")
+    PLANNED = "planned", pgettext_lazy("server status", "Planned")
+    ASSEMBLING = "assembling", pgettext_lazy("server status", "Assembling")
+    ASSEMBLED = "assembled", pgettext_lazy("server status", "Assembled")
+    BURN_IN = "burn_in", pgettext_lazy("server status", "Burn-in")
+    BURN_IN_PASSED = "burn_in_passed", pgettext_lazy("server status", "Burn-in passed")
+    BURN_IN_FAILED = "burn_in_failed", pgettext_lazy("server status", "Burn-in failed")
+    DEPLOYED = "deployed", pgettext_lazy("server status", "Deployed")
+    HANDED_OVER = "handed_over", pgettext_lazy("server status", "Handed over")
 
 
 def status_in_sentence(status: str) -> str:
@@ -30,7 +31,9 @@ def status_in_sentence(status: str) -> str:
 SERVER_TRANSITIONS: dict[str, frozenset[str]] = {
     ServerStatus.PLANNED: frozenset({ServerStatus.ASSEMBLING}),
     ServerStatus.ASSEMBLING: frozenset({ServerStatus.ASSEMBLED}),
-    ServerStatus.ASSEMBLED: frozenset({ServerStatus.BURN_IN, ServerStatus.ASSEMBLING}),
+    # Only the probe's report moves an assembled server on (into burn-in): a fault found after assembly
+    # goes back to the bench as the rework of a failed burn-in, never by undoing `assembled`.
+    ServerStatus.ASSEMBLED: frozenset({ServerStatus.BURN_IN}),
     ServerStatus.BURN_IN: frozenset({ServerStatus.BURN_IN_PASSED, ServerStatus.BURN_IN_FAILED}),
     ServerStatus.BURN_IN_FAILED: frozenset({ServerStatus.ASSEMBLING}),  # rework
     ServerStatus.BURN_IN_PASSED: frozenset({ServerStatus.DEPLOYED}),

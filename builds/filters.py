@@ -44,9 +44,7 @@ def search_servers(queryset: QuerySet, value: str) -> QuerySet:
     value = (value or "").strip()
     if not value:
         return queryset
-    holds = Installation.objects.filter(
-        server=OuterRef("pk"), removed_at__isnull=True, component__serial__istartswith=value
-    )
+    holds = Installation.objects.active().filter(server=OuterRef("pk"), component__serial__istartswith=value)
     return queryset.filter(
         Q(hostname__icontains=value)
         | Q(asset_tag__icontains=value)

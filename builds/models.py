@@ -12,9 +12,9 @@ from django.db.models import Exists, Q
 from builds.choices import BuildStepKind, ConnectorKind, ServerStatus
 from inventory.models import Component, Part
 from orders.models import Order, ServerConfiguration
-from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
+from werkbank.access import Purpose, VisibleToQuerySet
 from werkbank.choices import OrganizationKind
-from werkbank.models import Organization
+from werkbank.models import Organization, member_organizations
 
 
 class ChassisLayoutQuerySet(VisibleToQuerySet):
@@ -234,6 +234,15 @@ class Allocation(models.Model):
         return f"{self.component} → {self.server}"
 
 
+class InstallationQuerySet(BenchQuerySet):
+    """Installations, with the one filter every reader of "what is in the server now" shares."""
+
+    def active(self) -> InstallationQuerySet:
+        """The installations not yet removed: what is in a connector now. The same condition as the partial
+        unique constraints below, so their indexes serve it."""
+        return self.filter(removed_at__isnull=True)
+
+
 class Installation(models.Model):
     """A component in a connector, from its installation to its removal (history is kept)."""
 
@@ -250,7 +259,7 @@ class Installation(models.Model):
     removed_at = models.DateTimeField(null=True, blank=True)
     removal_reason = models.CharField(max_length=500, blank=True)
 
-    objects = BenchQuerySet.as_manager()
+    objects = InstallationQuerySet.as_manager()
 
     class Meta:
         ordering = ["server_id", "installed_at", "id"]

@@ -5,7 +5,10 @@ Each selector runs a fixed number of queries, whatever the number of servers, co
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
 
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Upper
@@ -25,18 +28,20 @@ from builds.models import (
 )
 from inventory.choices import PartCategory
 from orders.models import ConfigurationLine
-from werkbank.access import Purpose, is_pm, member_organizations
+from werkbank.access import Purpose, is_pm
 from werkbank.choices import OrganizationKind
+from werkbank.models import member_organizations
+from werkbank.types import Actor
 
 #: Width of the connector map when the chassis has no layout (ChassisLayout.columns defaults to 8 too).
 DEFAULT_COLUMNS = 8
 
 
-def has_bench(user: Any) -> bool:
+def has_bench(user: Actor) -> bool:
     """PMs and members of an assembly partner have a bench; customers and outsiders do not."""
     if is_pm(user):
         return True
-    if not getattr(user, "is_authenticated", False) or not user.is_active:
+    if user is None or not user.is_authenticated or not user.is_active:
         return False
     return member_organizations(user, kind=OrganizationKind.PARTNER).exists()
 
@@ -48,7 +53,7 @@ def _count(queryset: QuerySet) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def bench_servers(user: Any, *, q: str = "", status: str = "") -> QuerySet:
+def bench_servers(user: Actor, *, q: str = "", status: str = "") -> QuerySet:
     """The builds on the user's bench with their progress, in one query, optionally searched and filtered.
 
     `q` searches hostname, asset tag, chassis serial, order reference and installed serials
@@ -64,14 +69,14 @@ def bench_servers(user: Any, *, q: str = "", status: str = "") -> QuerySet:
         .annotate(total=Sum("quantity"))
         .values("total")
     )
-    servers = Server.objects.visible_to(user, purpose=Purpose.BENCH)
+    servers: QuerySet[Server] = Server.objects.visible_to(user, purpose=Purpose.BENCH)
     if status:
         servers = servers.filter(status=status)
     servers = search_servers(servers, q)
     return (
         servers.select_related("order__customer", "partner")
         .annotate(
-            installed=_count(Installation.objects.filter(server=OuterRef("pk"), removed_at__isnull=True)),
+            installed=_count(Installation.objects.active().filter(server=OuterRef("pk"))),
             blacklisted=_count(Connector.objects.filter(server=OuterRef("pk"), blacklist__isnull=False)),
             bom_total=Coalesce(Subquery(bom_total, output_field=IntegerField()), Value(0)),
         )
@@ -79,7 +84,7 @@ def bench_servers(user: Any, *, q: str = "", status: str = "") -> QuerySet:
     )
 
 
-def bench_servers_named(user: Any, value: str) -> QuerySet[Server]:
+def bench_servers_named(user: Actor, value: str) -> QuerySet[Server]:
     """The servers on the user's bench whose asset tag or hostname is exactly `value`, in any letter case
     (compared as UPPER(), which the search's indexes serve). The bench's scan and the global search both
     ask this."""
@@ -91,7 +96,7 @@ def bench_servers_named(user: Any, value: str) -> QuerySet[Server]:
     )
 
 
-def bench_exact_server(user: Any, value: str) -> Server | None:
+def bench_exact_server(user: Actor, value: str) -> Server | None:
     """The one server on the user's bench whose asset tag or hostname is exactly `value` (any letter case),
     for a scanned tag that opens the server directly; None when none or several match."""
     if not (value or "").strip():
@@ -104,12 +109,12 @@ def servers_with_progress() -> QuerySet:
     """Servers with their order and partner and the counts of the progress columns, in one query."""
     return Server.objects.select_related("order", "partner").annotate(
         connector_count=_count(Connector.objects.filter(server=OuterRef("pk"))),
-        installed_count=_count(Installation.objects.filter(server=OuterRef("pk"), removed_at__isnull=True)),
+        installed_count=_count(Installation.objects.active().filter(server=OuterRef("pk"))),
         blacklisted_count=_count(Connector.objects.filter(server=OuterRef("pk"), blacklist__isnull=False)),
     )
 
 
-def bench_server(user: Any, pk: int) -> Server | None:
+def bench_server(user: Actor, pk: int) -> Server | None:
     """One server on the user's bench, or None (the view answers 404)."""
     return (
         Server.objects.visible_to(user, purpose=Purpose.BENCH)
@@ -132,26 +137,49 @@ def layout_columns(server: Server, *, default: int | None = DEFAULT_COLUMNS) -> 
     return columns or default
 
 
-def connector_map(server: Server) -> list[dict[str, Any]]:
-    """Every connector of the server in map order, with what is in it and whether it is blacklisted.
+ConnectorState = Literal["free", "occupied", "blacklisted"]
 
-    `state` is `blacklisted`, `occupied` or `free`; a blacklisted connector that still holds a component
-    (which `assembly_gaps` reports) keeps its serial. Two queries.
+
+@dataclass(frozen=True, slots=True)
+class ConnectorCell:
+    """One connector of a server's map: the connector, what is in it now, and its blacklist entry.
+
+    `state` is `blacklisted` whenever the connector is blacklisted, even while it still holds a component
+    (which `assembly_gaps` reports): that cell keeps its serial. `serial`, `part_mpn` and `blacklist_reason`
+    are "" where there is nothing to name, so that pages and the pack print them without a None check.
     """
+
+    id: int
+    name: str
+    kind: str
+    kind_label: str
+    position: int
+    numa_node: int | None
+    pcie_gen: int | None
+    pcie_lanes: int | None
+    cooling_block: str
+    state: ConnectorState
+    installation_id: int | None
+    serial: str
+    part_mpn: str
+    blacklist_reason: str
+    blacklisted_at: datetime | None
+
+
+def connector_map(server: Server) -> list[ConnectorCell]:
+    """Every connector of the server in map order, with what is in it and whether it is blacklisted.
+    Two queries."""
     connectors = list(
         Connector.objects.filter(server=server).select_related("blacklist").order_by("position")
     )
-    active = {
-        installation.connector_id: installation
-        for installation in Installation.objects.filter(
-            server=server, removed_at__isnull=True
-        ).select_related("component__part")
-    }
+    installed = Installation.objects.active().filter(server=server).select_related("component__part")
+    active = {installation.connector_id: installation for installation in installed}
     cells = []
     for connector in connectors:
-        blacklist = getattr(connector, "blacklist", None)
+        blacklist: ConnectorBlacklist | None = getattr(connector, "blacklist", None)
         installation = active.get(connector.pk)
         component = installation.component if installation else None
+        state: ConnectorState
         if blacklist is not None:
             state = "blacklisted"
         elif installation is not None:
@@ -159,23 +187,23 @@ def connector_map(server: Server) -> list[dict[str, Any]]:
         else:
             state = "free"
         cells.append(
-            {
-                "id": connector.pk,
-                "name": connector.name,
-                "kind": connector.kind,
-                "kind_label": connector.get_kind_display(),
-                "position": connector.position,
-                "numa_node": connector.numa_node,
-                "pcie_gen": connector.pcie_gen,
-                "pcie_lanes": connector.pcie_lanes,
-                "cooling_block": connector.cooling_block,
-                "state": state,
-                "installation_id": installation.pk if installation else None,
-                "serial": component.serial if component else "",
-                "part_mpn": component.part.mpn if component else "",
-                "blacklist_reason": blacklist.reason if blacklist else "",
-                "blacklisted_at": blacklist.created_at if blacklist else None,
-            }
+            ConnectorCell(
+                id=connector.pk,
+                name=connector.name,
+                kind=connector.kind,
+                kind_label=connector.get_kind_display(),
+                position=connector.position,
+                numa_node=connector.numa_node,
+                pcie_gen=connector.pcie_gen,
+                pcie_lanes=connector.pcie_lanes,
+                cooling_block=connector.cooling_block,
+                state=state,
+                installation_id=installation.pk if installation else None,
+                serial=component.serial if component else "",
+                part_mpn=component.part.mpn if component else "",
+                blacklist_reason=blacklist.reason if blacklist else "",
+                blacklisted_at=blacklist.created_at if blacklist else None,
+            )
         )
     return cells
 
@@ -190,23 +218,19 @@ def connector_kind(server: Server, name: str) -> str:
     return kind or ""
 
 
-def free_connectors(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def free_connectors(cells: Sequence[ConnectorCell]) -> list[ConnectorCell]:
     """The connectors a component can go into now: neither occupied nor blacklisted."""
-    return [cell for cell in cells if cell["state"] == "free"]
+    return [cell for cell in cells if cell.state == "free"]
 
 
-def next_free_connector(cells: list[dict[str, Any]], after: str) -> str:
+def next_free_connector(cells: Sequence[ConnectorCell], after: str) -> str:
     """The next free connector of the same kind after `after`, for scanning cards in slot order."""
-    current = next((cell for cell in cells if cell["name"].lower() == after.lower()), None)
+    current = next((cell for cell in cells if cell.name.lower() == after.lower()), None)
     if current is None:
         return ""
     for cell in cells:
-        if (
-            cell["state"] == "free"
-            and cell["kind"] == current["kind"]
-            and cell["position"] > current["position"]
-        ):
-            return cell["name"]
+        if cell.state == "free" and cell.kind == current.kind and cell.position > current.position:
+            return cell.name
     return ""
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from builds import views
+from builds import label_views, views
 
 app_name = "bench"
 
@@ -16,10 +16,10 @@ urlpatterns = [
     path("servers/<int:pk>/blacklist/", views.BlacklistView.as_view(), name="blacklist"),
     path("servers/<int:pk>/start-assembly/", views.StartAssemblyView.as_view(), name="start-assembly"),
     path("servers/<int:pk>/mark-assembled/", views.MarkAssembledView.as_view(), name="mark-assembled"),
-    path("servers/<int:pk>/label.pdf", views.ServerLabelView.as_view(), name="server-label"),
+    path("servers/<int:pk>/label.pdf", label_views.ServerLabelView.as_view(), name="server-label"),
     path(
         "servers/<int:pk>/installations/<int:installation_pk>/label.pdf",
-        views.ComponentLabelView.as_view(),
+        label_views.ComponentLabelView.as_view(),
         name="component-label",
     ),
 ]

@@ -7,7 +7,7 @@ API's status (400 bad input, 404 unknown serial, 409 rule violated), and nothing
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -24,14 +24,12 @@ from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import ListView
 
-from builds import selectors, services
-from builds.choices import BuildStepKind, ServerStatus
+from builds import gates, selectors, services
+from builds.choices import BENCH_OPEN, BuildStepKind, ServerStatus
 from builds.drawing import connector_map_svg
 from builds.forms import BlacklistForm, MoveForm, RemoveForm, ScanForm, StepForm
-from builds.labels import server_label_pdf
 from builds.models import Connector, Installation, Server
 from builds.steps import data_lines
-from inventory.selectors import component_label_pdf
 from werkbank.access import is_pm
 from werkbank.errors import DomainError, InvalidInput, RuleViolation, UnknownObject
 
@@ -148,7 +146,7 @@ class ServerPageMixin(BenchMixin):
     ) -> HttpResponse:
         server = self.server
         cells = selectors.connector_map(server)
-        free = [cell["name"] for cell in selectors.free_connectors(cells)]
+        free = [cell.name for cell in selectors.free_connectors(cells)]
         if scan_form is None:
             preselect = self.request.GET.get("connector", "")
             scan_form = ScanForm(
@@ -157,20 +155,20 @@ class ServerPageMixin(BenchMixin):
         step_forms = self.step_forms(step_form)
         if blacklist_form is None:
             blacklist_form = BlacklistForm(
-                connectors=[cell["name"] for cell in cells if cell["state"] != "blacklisted"],
+                connectors=[cell.name for cell in cells if cell.state != "blacklisted"],
                 free=free,
                 auto_id="blacklist_%s",
             )
         installed, installed_error = [], None
         failed_form = remove_form or move_form
-        shown = {cell["installation_id"] for cell in cells if cell["installation_id"]}
+        shown = {cell.installation_id for cell in cells if cell.installation_id}
         if failed_form is not None and failed_installation not in shown:
             # The component is no longer installed (or the form was tampered with): say so above the list.
             installed_error = " ".join(" ".join(errors) for errors in failed_form.errors.values())
         for cell in cells:
-            if not cell["installation_id"]:
+            if not cell.installation_id:
                 continue
-            pk = cell["installation_id"]
+            pk = cell.installation_id
             failed = pk == failed_installation
             if failed and failed_form is not None:
                 failed_form.fields["reason"].widget.attrs["autofocus"] = True
@@ -209,7 +207,7 @@ class ServerPageMixin(BenchMixin):
                 )
             ),
             "counts": {
-                state: sum(1 for cell in cells if cell["state"] == state)
+                state: sum(1 for cell in cells if cell.state == state)
                 for state in ("free", "occupied", "blacklisted")
             },
             "free": free,
@@ -241,9 +239,7 @@ class ServerPageMixin(BenchMixin):
                 }
                 for step in selectors.step_entries(server)
             ],
-            "gaps": services.assembly_gaps(server) if server.status in _GAPS_SHOWN else [],
-            "can_start_assembly": server.status in (ServerStatus.PLANNED, ServerStatus.BURN_IN_FAILED),
-            "can_mark_assembled": server.status == ServerStatus.ASSEMBLING,
+            **_assembly_context(server),
             "refusal": refusal,
             "focus": focus,
             # A PM reaches the order's page (the pipeline's, in the portal app) from here; partners have none.
@@ -269,7 +265,24 @@ def _measurement_lines(measurements: dict[str, Any]) -> list[str]:
     return lines
 
 
-_GAPS_SHOWN = frozenset({ServerStatus.PLANNED, ServerStatus.ASSEMBLING, ServerStatus.BURN_IN_FAILED})
+def _assembly_context(server: Server) -> dict[str, Any]:
+    """The server's next step as the PM's pages show it (`builds.gates.next_step`), its buttons, and what
+    still stands before "assembled": the blockers of "mark assembled", asked ahead while the build has not
+    started (planned, or a failed burn-in back for rework), and the next step's own once it has."""
+    step = gates.next_step(server)
+    name = step.name if step is not None else None
+    if step is not None and name == gates.MARK_ASSEMBLED:
+        gaps = step.missing
+    elif server.status in BENCH_OPEN:
+        gaps = gates.step_missing(name=gates.MARK_ASSEMBLED, servers=[server])[server.pk]
+    else:
+        gaps = []
+    return {
+        "next_step": step,
+        "gaps": gaps,
+        "can_start_assembly": name in (gates.START_ASSEMBLY, gates.START_REWORK),
+        "can_mark_assembled": name == gates.MARK_ASSEMBLED,
+    }
 
 
 class BenchServerView(ServerPageMixin, View):
@@ -312,8 +325,8 @@ class BenchActionView(ServerPageMixin, View):
         raise NotImplementedError
 
 
-def _free(cells: list[dict[str, Any]]) -> list[str]:
-    return [cell["name"] for cell in selectors.free_connectors(cells)]
+def _free(cells: Sequence[selectors.ConnectorCell]) -> list[str]:
+    return [cell.name for cell in selectors.free_connectors(cells)]
 
 
 class InstallView(BenchActionView):
@@ -323,7 +336,7 @@ class InstallView(BenchActionView):
         cells = selectors.connector_map(self.server)
         form = ScanForm(self.request.POST, free=_free(cells), auto_id="scan_%s")
         # A connector picked on a stale page may be taken by now: accept any name, the service says why not.
-        form.fields["connector"].choices = [("", ""), *((cell["name"], cell["name"]) for cell in cells)]
+        form.fields["connector"].choices = [("", ""), *((cell.name, cell.name) for cell in cells)]
         if not form.is_valid():
             only_connector = "connector" in form.errors and "serial" not in form.errors
             raise _Refused(
@@ -338,7 +351,7 @@ class InstallView(BenchActionView):
                 serial=form.cleaned_data["serial"],
                 user=self.request.user,
                 manufacturer=form.cleaned_data["manufacturer"],
-                connector_kind=next((c["kind"] for c in cells if c["name"].lower() == target.lower()), ""),
+                connector_kind=next((c.kind for c in cells if c.name.lower() == target.lower()), ""),
             )
             installation = services.server_install(
                 server=self.server, actor=self.request.user, component=component, connector_name=target
@@ -388,7 +401,8 @@ class _InstallationActionView(BenchActionView):
         installation = (
             Installation.objects.visible_to(self.request.user)
             .select_related("component__part", "connector")
-            .filter(server=self.server, pk=form.cleaned_data["installation"], removed_at__isnull=True)
+            .active()
+            .filter(server=self.server, pk=form.cleaned_data["installation"])
             .first()
         )
         if installation is None:
@@ -488,7 +502,7 @@ class BlacklistView(BenchActionView):
 
     def act(self) -> HttpResponse:
         cells = selectors.connector_map(self.server)
-        names = [cell["name"] for cell in cells if cell["state"] != "blacklisted"]
+        names = [cell.name for cell in cells if cell.state != "blacklisted"]
         form = BlacklistForm(
             self.request.POST, self.request.FILES, connectors=names, free=_free(cells), auto_id="blacklist_%s"
         )
@@ -501,7 +515,7 @@ class BlacklistView(BenchActionView):
             .get(server=self.server, name=data["connector"])
         )
         # Only for the message: the service decides under its row lock whether a move is needed.
-        occupant = next((cell["serial"] for cell in cells if cell["name"] == connector.name), "")
+        occupant = next((cell.serial for cell in cells if cell.name == connector.name), "")
         photo = None
         try:
             if data["photo"]:
@@ -562,36 +576,3 @@ class MarkAssembledView(StartAssemblyView):
         self.transition(services.server_mark_assembled)
         messages.success(self.request, _("%(hostname)s is assembled.") % {"hostname": self.server.hostname})
         return HttpResponseRedirect(self.page_url())
-
-
-def _pdf(data: bytes, filename: str) -> HttpResponse:
-    # A serial is printed text: anything but letters, digits, dot and dash is replaced in the file name.
-    safe = re.sub(r"[^A-Za-z0-9.-]+", "_", filename)
-    response = HttpResponse(data, content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="{safe}"'
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
-
-
-class ServerLabelView(ServerPageMixin, View):
-    """GET: the server's 62 × 29 mm label (asset tag as QR code), for a label printer."""
-
-    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
-        return _pdf(server_label_pdf(server=self.server), f"label-{self.server.hostname}.pdf")
-
-
-class ComponentLabelView(ServerPageMixin, View):
-    """GET: the 62 × 29 mm label of the component in one of this server's current installations; an
-    installation of another server, or one that ended, is a 404."""
-
-    def get(self, request: HttpRequest, pk: int, installation_pk: int) -> HttpResponse:
-        installation = (
-            Installation.objects.visible_to(request.user)
-            .select_related("component__part", "component__lot", "component__po_line__purchase_order")
-            .filter(server=self.server, pk=installation_pk, removed_at__isnull=True)
-            .first()
-        )
-        if installation is None:
-            raise Http404(_("No such component in this server."))
-        component = installation.component
-        return _pdf(component_label_pdf(component=component), f"label-{component.serial}.pdf")

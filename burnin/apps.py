@@ -8,6 +8,9 @@ class BurninConfig(AppConfig):
     verbose_name = "Burn-in"
 
     def ready(self) -> None:
-        from burnin.gates import register_gates
+        from burnin.exports import register_exports
+        from burnin.gates import register_gates, register_steps
 
         register_gates()
+        register_steps()
+        register_exports()

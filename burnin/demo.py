@@ -84,9 +84,8 @@ def seed(context: DemoContext) -> None:
 def _gpu_serials(server: Server) -> list[str]:
     """The installed GPUs' serials in connector order: the order the probe numbers them in (by PCI bus)."""
     return list(
-        Installation.objects.filter(
-            server=server, removed_at__isnull=True, component__part__category=PartCategory.GPU
-        )
+        Installation.objects.active()
+        .filter(server=server, component__part__category=PartCategory.GPU)
         .order_by("connector__position")
         .values_list("component__serial", flat=True)
     )

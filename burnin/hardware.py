@@ -98,9 +98,8 @@ class HardwareMismatch(Exception):
 def installed_gpus(server: Server) -> list[InstalledGpu]:
     """The server's GPUs installed now (any connector), in connector order."""
     installations = (
-        Installation.objects.filter(
-            server=server, removed_at__isnull=True, component__part__category=PartCategory.GPU
-        )
+        Installation.objects.active()
+        .filter(server=server, component__part__category=PartCategory.GPU)
         .select_related("component", "connector")
         .order_by("connector__position", "pk")
     )

@@ -15,7 +15,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import NotSupportedError, connection
 from django.db.models import Max
@@ -24,6 +24,11 @@ from builds.models import Server
 from burnin.choices import Severity, StageStatus
 from burnin.models import BurnInRun, BurnInStage, Finding, GpuResult, TelemetryRollup, TelemetrySample
 from werkbank.access import Purpose
+from werkbank.columns import db_column
+from werkbank.types import Actor
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 #: Clock-event bits that mean the GPU slowed down for a fault, not by policy (NVML
 #: `nvmlClocksEventReason*`, the names of probe/nvxml.py CLOCK_EVENT_BITS): hw_slowdown 0x8,
@@ -189,13 +194,13 @@ _MASK_ROLLUP = {
 def _sql(template: str, **extra: str) -> str:
     meta, quote = TelemetrySample._meta, connection.ops.quote_name
     columns = {
-        name: quote(meta.get_field(name).column)
+        name: quote(db_column(TelemetrySample, name))
         for name in ("gpu_index", "at", "temp_c", "margin_c", "power_w", "sm_mhz")
     }
     return template.format(
         table=quote(meta.db_table),
-        run=quote(meta.get_field("run").column),
-        mask=quote(meta.get_field("clock_event_mask").column),
+        run=quote(db_column(TelemetrySample, "run")),
+        mask=quote(db_column(TelemetrySample, "clock_event_mask")),
         rollup=quote(TelemetryRollup._meta.db_table),
         **columns,
         **extra,
@@ -287,7 +292,7 @@ def _columns(rows: list[tuple], interval_s: float) -> GpuSeries:
 # --- pages ---------------------------------------------------------------------------------------------
 
 
-def visible_server(user: Any, pk: int) -> Server | None:
+def visible_server(user: Actor, pk: int) -> Server | None:
     """The server if the user may see it (PMs, its partner, its order's customer), else None (a 404)."""
     return (
         Server.objects.visible_to(user, purpose=Purpose.VIEW)
@@ -302,7 +307,7 @@ def server_runs(server: Server) -> list[BurnInRun]:
     return list(BurnInRun.objects.filter(server=server).select_related("uploaded_by").order_by("-id"))
 
 
-def visible_run(user: Any, pk: int) -> BurnInRun | None:
+def visible_run(user: Actor, pk: int) -> BurnInRun | None:
     """The run if the user may see its server, else None (a 404)."""
     return (
         BurnInRun.objects.visible_to(user, purpose=Purpose.VIEW)
@@ -326,7 +331,7 @@ COLUMN_CODES: dict[str, frozenset[str]] = {
     "power": frozenset({"power_delivery_low"}),
 }
 
-_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
+_SEVERITY_RANK: dict[str, int] = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 
 @dataclass(frozen=True)
@@ -379,14 +384,14 @@ class RunDetail:
 
     stages: list[BurnInStage]
     incomplete_stages: list[BurnInStage]
-    findings_by_severity: list[tuple[str, str, list[Finding]]]
+    findings_by_severity: list[tuple[str, StrOrPromise, list[Finding]]]  # value, label, findings
     unwaived_fails: int
     gpu_rows: list[GpuRow]
     power_limits_w: dict[int, float]
 
 
-#: Codes whose one finding covers several GPUs (`burnin.analysis.gpu.thermal`: the machine's thermal margins,
-#: filed under the worst GPU): `evidence["gpus"]` holds each GPU's part, with its own severity.
+#: Codes whose one finding covers several GPUs (`burnin.analysis.thermal.thermal`: the machine's thermal
+#: margins, filed under the worst GPU): `evidence["gpus"]` holds each GPU's part, with its own severity.
 MULTI_GPU_CODES = frozenset({"thermal_margin_low"})
 
 
@@ -470,14 +475,14 @@ def telemetry_csv(*, run: BurnInRun) -> bytes:
     module does (bench/bench_handover.py compares the two).
     """
     meta, quote = TelemetrySample._meta, connection.ops.quote_name
-    columns = [quote(meta.get_field(name).column) for name in TELEMETRY_CSV_COLUMNS]
-    order = f"{quote(meta.get_field('gpu_index').column)}, {quote(meta.get_field('at').column)}"
+    columns = [quote(db_column(TelemetrySample, name)) for name in TELEMETRY_CSV_COLUMNS]
+    order = f"{quote(db_column(TelemetrySample, 'gpu_index'))}, {quote(db_column(TelemetrySample, 'at'))}"
     if connection.vendor == "postgresql":
         # The session's time zone is UTC (Django sets it with USE_TZ), so a timestamp prints as
         # "2026-08-14 06:00:30+00": formatting it with to_char would double the query's time.
         sql = (
             f"COPY (SELECT {', '.join(columns)} FROM {quote(meta.db_table)} "
-            f"WHERE {quote(meta.get_field('run').column)} = {int(run.pk)} ORDER BY {order}) "
+            f"WHERE {quote(db_column(TelemetrySample, 'run'))} = {int(run.pk)} ORDER BY {order}) "
             "TO STDOUT WITH (FORMAT csv)"
         )
         out = io.BytesIO()

@@ -18,8 +18,8 @@ from django.utils.safestring import mark_safe
 from builds.models import Server
 from builds.selectors import has_bench
 from burnin import charts, selectors
+from burnin.gates import RunStanding, run_standings
 from burnin.models import BurnInRun
-from burnin.services.gate import RunStanding, run_standings
 from werkbank.access import is_pm
 
 #: Points per GPU on the page's charts: about one per pixel column of the 600 px plot area.

@@ -8,6 +8,9 @@ class DeploymentConfig(AppConfig):
     verbose_name = "Deployment"
 
     def ready(self) -> None:
-        from deployment.gates import register_gates
+        from deployment.exports import register_exports
+        from deployment.gates import register_gates, register_steps
 
         register_gates()
+        register_steps()
+        register_exports()

@@ -1,58 +1,48 @@
-"""The deployment app's answer to "may this order move on?" (see `orders.gates`), registered in `ready()`."""
+"""What the deployment app says blocks the next step, registered in `ready()`: the order gate of the
+handover (every server deployed, `orders.gates`) and the server step "deploy" (`builds.gates`), whose "what
+is missing" is `deployment.selectors.deploy_missing_many`, the same that `server_deploy` refuses with."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext_lazy
 
-from builds.choices import status_in_sentence
-from builds.gates import order_servers
+from builds.choices import ServerStatus
+from builds.gates import ServersReached, register_servers_gate, register_step
+from builds.models import Server
 from deployment.choices import DEPLOYED_OR_LATER
+from deployment.selectors import deploy_missing_many
 from orders.choices import OrderStatus
-from orders.gates import named_at_most, register
+
+DEPLOY = "deployment.deploy"
+
+#: No handover until every server of the order is deployed.
+SERVERS_DEPLOYED = ServersReached(
+    reached=DEPLOYED_OR_LATER,
+    behind=gettext_lazy("Server %(hostname)s is %(status)s; it must be deployed first."),
+    more=ngettext_lazy(
+        "%(count)d more server is not deployed yet.", "%(count)d more servers are not deployed yet.", "count"
+    ),
+    no_servers=gettext_lazy("Order %(reference)s has no servers to hand over."),
+)
 
 
-def orders_servers_deployed(orders: Sequence[Any]) -> dict[int, list[str]]:
-    """No handover until every server of the order is deployed (one query for all orders)."""
-    by_order = order_servers(orders)
-    missing: dict[int, list[str]] = {}
-    for order in orders:
-        servers = by_order[order.pk]
-        if not servers:
-            missing[order.pk] = [
-                _("Order %(reference)s has no servers to hand over.") % {"reference": order.reference}
-            ]
-            continue
-        missing[order.pk] = named_at_most(
-            [
-                _("Server %(hostname)s is %(status)s; it must be deployed first.")
-                % {"hostname": hostname, "status": status_in_sentence(status)}
-                for hostname, status in servers
-                if status not in DEPLOYED_OR_LATER
-            ],
-            more=lambda count: (
-                ngettext(
-                    "%(count)d more server is not deployed yet.",
-                    "%(count)d more servers are not deployed yet.",
-                    count,
-                )
-                % {"count": count}
-            ),
-        )
-    return missing
-
-
-def order_servers_deployed(order: Any) -> list[str]:
-    return orders_servers_deployed([order])[order.pk]
+def _deploy_missing_many(servers: Sequence[Server]) -> dict[int, list[str]]:
+    return deploy_missing_many(servers=servers)
 
 
 def register_gates() -> None:
-    register(
-        target=OrderStatus.HANDED_OVER,
-        name="deployment.servers_deployed",
-        check=order_servers_deployed,
-        check_many=orders_servers_deployed,
+    register_servers_gate(
+        target=OrderStatus.HANDED_OVER, name="deployment.servers_deployed", rule=SERVERS_DEPLOYED
+    )
+
+
+def register_steps() -> None:
+    register_step(
+        name=DEPLOY,
+        source=ServerStatus.BURN_IN_PASSED,
+        target=ServerStatus.DEPLOYED,
+        label=gettext_lazy("Deploy"),
+        missing_many=_deploy_missing_many,
     )

@@ -12,9 +12,9 @@ from django.db.models import Q
 from builds.models import Server
 from deployment.choices import FeedLeg, Platform, RackFace, SiteKind, Verification
 from inventory.eu import EU_MEMBER_STATES
-from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
+from werkbank.access import Purpose, VisibleToQuerySet
 from werkbank.choices import OrganizationKind
-from werkbank.models import Organization
+from werkbank.models import Organization, member_organizations
 
 
 def _servers_of(user: Any) -> models.QuerySet:

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.conf import settings
 from django.db.models import F, Q, Sum
@@ -33,6 +32,7 @@ from deployment.choices import DEPLOYED_OR_LATER
 from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork
 from inventory.choices import PartCategory
 from orders.models import ConfigurationLine
+from werkbank.types import Actor
 
 SOURCE_LABELS = {
     "measured": gettext_lazy("measured at the outlet"),
@@ -261,7 +261,7 @@ class ElevationSlot:
         return self.lowest_u + self.height_u - 1
 
 
-def elevation_slots(*, rack: Rack, user: Any) -> list[ElevationSlot]:
+def elevation_slots(*, rack: Rack, user: Actor) -> list[ElevationSlot]:
     """The rack's placements for `user`: the servers they may see by name and status, others as occupied."""
     visible = set(Server.objects.visible_to(user).filter(placement__rack=rack).values_list("pk", flat=True))
     slots = []

@@ -21,10 +21,12 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
+from builds.gates import step_missing
 from builds.models import Server
 from builds.selectors import has_bench
 from deployment import selectors
 from deployment.elevation import feed_caption, rack_elevation_svg
+from deployment.gates import DEPLOY
 from deployment.models import PlatformListing, Rack, RackPlacement, ServerNetwork, Site
 from deployment.services import server_deploy
 from werkbank.access import is_pm
@@ -140,7 +142,8 @@ def _server_response(request: HttpRequest, server: Server) -> HttpResponse:
         if network is not None and network.has_bmc_credentials
         else "none",
         "listings": listings,
-        "missing": selectors.deploy_missing(server=server),
+        # The deploy step's blockers from the registry every page asks (`builds.gates`), whatever the status.
+        "missing": step_missing(name=DEPLOY, servers=[server])[server.pk],
         "is_pm": is_pm(request.user),
         "show_bench_link": has_bench(request.user),
     }

@@ -22,8 +22,6 @@ from inventory.models import (
     Supplier,
 )
 from inventory.services import (
-    PART_FIELDS,
-    SUPPLIER_FIELDS,
     label_batch_request,
     part_create,
     part_update,
@@ -32,6 +30,7 @@ from inventory.services import (
     supplier_create,
     supplier_update,
 )
+from inventory.services.catalogue import PART_FIELDS, SUPPLIER_FIELDS
 from werkbank.access import is_pm
 from werkbank.admin import (
     PMAdmin,

@@ -5,3 +5,8 @@ from django.apps import AppConfig
 
 class InventoryConfig(AppConfig):
     name = "inventory"
+
+    def ready(self) -> None:
+        from inventory.exports import register_exports
+
+        register_exports()

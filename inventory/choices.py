@@ -1,6 +1,9 @@
 """Choices of the inventory app."""
 
 from django.db import models
+from django.utils.translation import pgettext_lazy
+
+from werkbank.choices import FileJobStatus
 
 
 class PartCategory(models.TextChoices):
@@ -18,12 +21,12 @@ class PartCategory(models.TextChoices):
 
 
 class PurchaseOrderStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    SENT = "sent", "Sent"
-    PARTIALLY_RECEIVED = "partially_received", "Partially received"
-    RECEIVED = "received", "Received"
-    CLOSED = "closed", "Closed"
-    CANCELLED = "cancelled", "Cancelled"
+    DRAFT = "draft", pgettext_lazy("purchase order status", "Draft")
+    SENT = "sent", pgettext_lazy("purchase order status", "Sent")
+    PARTIALLY_RECEIVED = "partially_received", pgettext_lazy("purchase order status", "Partially received")
+    RECEIVED = "received", pgettext_lazy("purchase order status", "Received")
+    CLOSED = "closed", pgettext_lazy("purchase order status", "Closed")
+    CANCELLED = "cancelled", pgettext_lazy("purchase order status", "Cancelled")
 
 
 PO_TRANSITIONS: dict[str, frozenset[str]] = {
@@ -43,13 +46,13 @@ RECEIVABLE = frozenset({PurchaseOrderStatus.SENT, PurchaseOrderStatus.PARTIALLY_
 
 
 class ComponentStatus(models.TextChoices):
-    IN_STOCK = "in_stock", "In stock"
-    ALLOCATED = "allocated", "Allocated"
-    INSTALLED = "installed", "Installed"
-    FAILED = "failed", "Failed"
-    RMA = "rma", "At the manufacturer (RMA)"
-    SCRAPPED = "scrapped", "Scrapped"
-    SHIPPED = "shipped", "Shipped"
+    IN_STOCK = "in_stock", pgettext_lazy("component status", "In stock")
+    ALLOCATED = "allocated", pgettext_lazy("component status", "Allocated")
+    INSTALLED = "installed", pgettext_lazy("component status", "Installed")
+    FAILED = "failed", pgettext_lazy("component status", "Failed")
+    RMA = "rma", pgettext_lazy("component status", "At the manufacturer (RMA)")
+    SCRAPPED = "scrapped", pgettext_lazy("component status", "Scrapped")
+    SHIPPED = "shipped", pgettext_lazy("component status", "Shipped")
 
 
 COMPONENT_TRANSITIONS: dict[str, frozenset[str]] = {
@@ -69,11 +72,6 @@ COMPONENT_TRANSITIONS: dict[str, frozenset[str]] = {
 }
 
 
-class LabelBatchStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    READY = "ready", "Ready"
-    FAILED = "failed", "Failed"
-
-
-# A batch's status moves as every rendered-file job's does: werkbank.filejobs.TRANSITIONS.
+#: A label batch is a rendered-file job (werkbank.filejobs): its statuses are the one enum of every file job,
+#: under this app's name, and move as every file job's do (werkbank.choices.FILE_JOB_TRANSITIONS).
+LabelBatchStatus = FileJobStatus

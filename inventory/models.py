@@ -13,12 +13,13 @@ from django.db import models
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce, Upper
 
-from inventory.choices import ComponentStatus, LabelBatchStatus, PartCategory, PurchaseOrderStatus
+from inventory.choices import ComponentStatus, PartCategory, PurchaseOrderStatus
 from inventory.eu import is_eu
 from inventory.serials import normalize_serial
-from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
-from werkbank.choices import OrganizationKind
-from werkbank.models import Organization
+from werkbank.access import Purpose, VisibleToQuerySet
+from werkbank.choices import FileJobStatus, OrganizationKind
+from werkbank.filejobs import RenderedFileJob, file_job_constraints
+from werkbank.models import Organization, member_organizations
 
 
 class PartQuerySet(VisibleToQuerySet):
@@ -414,7 +415,7 @@ def label_batch_upload_to(batch: LabelBatch, filename: str) -> str:
     return f"labels/{batch.created_at:%Y/%m}/{filename}"
 
 
-class LabelBatch(models.Model):
+class LabelBatch(RenderedFileJob):
     """A large set of serial labels (A4 sheets, inventory/labels.py) rendered by a Celery task.
 
     What it prints is fixed when it is asked for: the ids of the components its requester could see then,
@@ -433,18 +434,9 @@ class LabelBatch(models.Model):
     title = models.CharField(max_length=200, help_text="What is printed, e.g. “Labels of lot L-2291”.")
     component_ids = models.JSONField(default=list, help_text="The components to label, in print order.")
     count = models.PositiveIntegerField()
-    status = models.CharField(
-        max_length=16, choices=LabelBatchStatus.choices, default=LabelBatchStatus.QUEUED
-    )
-    progress = models.PositiveSmallIntegerField(default=0, help_text="0–100 %")
-    error = models.TextField(blank=True, help_text="Why the last attempt failed.")
-    attempts = models.PositiveSmallIntegerField(default=0)
     pdf = models.FileField(upload_to=label_batch_upload_to, blank=True, max_length=255)
     pdf_sha256 = models.CharField(max_length=64, blank=True)
     pdf_size = models.PositiveIntegerField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = LabelBatchQuerySet.as_manager()
 
@@ -452,16 +444,7 @@ class LabelBatch(models.Model):
         ordering = ["-created_at", "-pk"]
         indexes = [models.Index(fields=["requested_by", "-created_at"], name="labelbatch_requester_time")]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=LabelBatchStatus.values),
-                name="%(app_label)s_%(class)s_status_valid",
-                violation_error_message="Unknown label batch status.",
-            ),
-            models.CheckConstraint(
-                condition=Q(progress__gte=0, progress__lte=100),
-                name="%(app_label)s_%(class)s_progress_range",
-                violation_error_message="Progress is 0–100 %.",
-            ),
+            *file_job_constraints("label batch"),
             models.CheckConstraint(
                 condition=Q(count__gte=1),
                 name="%(app_label)s_%(class)s_not_empty",
@@ -469,7 +452,7 @@ class LabelBatch(models.Model):
             ),
             models.CheckConstraint(
                 # A repeated task finds the batch ready and leaves it: a ready batch has exactly its one file.
-                condition=~Q(status=LabelBatchStatus.READY)
+                condition=~Q(status=FileJobStatus.READY)
                 | (~Q(pdf="") & Q(pdf_sha256__regex=r"^[0-9a-f]{64}$", progress=100)),
                 name="%(app_label)s_%(class)s_ready_has_file",
                 violation_error_message="A ready label batch has its PDF with its SHA-256.",

@@ -4,20 +4,20 @@ printer."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from django.db.models import Count, QuerySet
 
 from inventory.labels import Label, render_component_label, render_labels
 from inventory.models import BatchLot, Component, LabelBatch
 from werkbank.errors import RuleViolation
+from werkbank.types import Actor
 
 #: Labels that render in the request itself (about 0.4 s); a larger lot's sheet is a label batch, rendered
 #: by a task (`label_batch_request`), so that no request blocks for seconds.
 LABELS_IN_REQUEST_MAX = 200
 
 
-def lot_component_counts(*, user: Any, lots: Sequence[BatchLot]) -> Sequence[BatchLot]:
+def lot_component_counts(*, user: Actor, lots: Sequence[BatchLot]) -> Sequence[BatchLot]:
     """Set `component_count` on each of `lots` (one page of a list): its components that `user` may see.
 
     One grouped query for the page's lots, instead of a per-row subquery that the list would evaluate for

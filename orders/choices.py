@@ -1,20 +1,21 @@
 """Order statuses and their transition map (README.md, Lifecycle)."""
 
 from django.db import models
+from django.utils.translation import pgettext_lazy
 
 
 class OrderStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    ROI_REVIEW = "roi_review", "ROI review"
-    APPROVED = "approved", "Approved"
-    PROCUREMENT = "procurement", "Procurement"
-    ASSEMBLY = "assembly", "Assembly"
-    BURN_IN = "burn_in", "Burn-in"
-    DEPLOYMENT = "deployment", "Deployment"
-    HANDED_OVER = "handed_over", "Handed over"
-    CLOSED = "closed", "Closed"
-    REJECTED = "rejected", "Rejected"
-    CANCELLED = "cancelled", "Cancelled"
+    DRAFT = "draft", pgettext_lazy("order status", "Draft")
+    ROI_REVIEW = "roi_review", pgettext_lazy("order status", "ROI review")
+    APPROVED = "approved", pgettext_lazy("order status", "Approved")
+    PROCUREMENT = "procurement", pgettext_lazy("order status", "Procurement")
+    ASSEMBLY = "assembly", pgettext_lazy("order status", "Assembly")
+    BURN_IN = "burn_in", pgettext_lazy("order status", "Burn-in")
+    DEPLOYMENT = "deployment", pgettext_lazy("order status", "Deployment")
+    HANDED_OVER = "handed_over", pgettext_lazy("order status", "Handed over")
+    CLOSED = "closed", pgettext_lazy("order status", "Closed")
+    REJECTED = "rejected", pgettext_lazy("order status", "Rejected")
+    CANCELLED = "cancelled", pgettext_lazy("order status", "Cancelled")
 
 
 TRANSITIONS: dict[str, frozenset[str]] = {
@@ -55,22 +56,6 @@ EDITABLE = frozenset({OrderStatus.DRAFT})
 class WarrantyTerm(models.IntegerChoices):
     THREE_YEARS = 36, "3 years"
     FIVE_YEARS = 60, "5 years"
-
-
-#: German status names, for customer e-mails and documents in German.
-STATUS_LABELS_DE: dict[str, str] = {
-    OrderStatus.DRAFT: "Entwurf",
-    OrderStatus.ROI_REVIEW: "ROI-Prüfung",
-    OrderStatus.APPROVED: "Freigegeben",
-    OrderStatus.PROCUREMENT: "Beschaffung",
-    OrderStatus.ASSEMBLY: "Montage",
-    OrderStatus.BURN_IN: "Stresstest",
-    OrderStatus.DEPLOYMENT: "Deployment",
-    OrderStatus.HANDED_OVER: "Übergeben",
-    OrderStatus.CLOSED: "Abgeschlossen",
-    OrderStatus.REJECTED: "Abgelehnt",
-    OrderStatus.CANCELLED: "Storniert",
-}
 
 
 class WeightDtype(models.TextChoices):

@@ -15,9 +15,9 @@ from django.utils.translation import gettext_lazy
 from inventory.models import Part, PurchaseOrder
 from orders.choices import KVDtype, ModelPreset, OrderStatus, WarrantyTerm, WeightDtype
 from orders.formulas import ROI_BOUNDS, SIZING_BOUNDS, Bound
-from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
+from werkbank.access import Purpose, VisibleToQuerySet
 from werkbank.choices import OrganizationKind
-from werkbank.models import AuditEvent, Organization
+from werkbank.models import AuditEvent, Organization, member_organizations
 
 
 class ServerConfigurationQuerySet(VisibleToQuerySet):
@@ -369,7 +369,7 @@ class ROIAssessment(models.Model):
     """One version of an order's ROI: the inputs and the outputs of `orders.formulas.roi`.
 
     Every re-assessment is a new row with the next version; the latest counts for the approval gate.
-    Formulas and H = 730 hours per month: `orders/formulas.py`.
+    Formulas and H = 730 hours per month: `orders/formulas/investment.py`.
     """
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="roi_assessments")

@@ -100,7 +100,7 @@ def order_power_budget(*, order: Order) -> formulas.PowerResult:
 
 def sizing_inputs(*, workload: Workload, order: Order) -> formulas.SizingInputs:
     gpu_count, vram_gb = configuration_gpus(order=order)
-    common = {
+    common: dict[str, Any] = {  # the fields both ways share; SizingInputs checks each
         "weights_dtype": workload.weights_dtype,
         "kv_dtype": workload.kv_dtype,
         "context_tokens": workload.context_tokens,
@@ -153,78 +153,86 @@ def approval_checks(*, order: Order) -> list[GateCheck]:
     3. The power budget holds: the DC load (TDP sum) within the usable PSU power × headroom, and the wall
        power (DC load / efficiency) within the circuit's continuous limit when a circuit is given.
     """
-    checks = []
+    checks = [_roi_check(order=order)]
+    vram = _vram_check(order=order)
+    if vram is not None:
+        checks.append(vram)
+    return [*checks, *_power_checks(order=order)]
+
+
+def _roi_check(*, order: Order) -> GateCheck:
+    """Check 1: the latest ROI assessment pays back within the target."""
     target = settings.WERKBANK_PAYBACK_TARGET_MONTHS
     assessment = latest_assessment(order=order)
     if assessment is None:
-        checks.append(GateCheck("roi", False, gettext("No ROI assessment yet: add one before approval.")))
-    else:
-        payback = float(assessment.payback_months) if assessment.payback_months is not None else None
-        ok = payback is not None and payback <= target
-        numbers = {
-            "version": assessment.version,
-            "payback": _fmt(payback),
-            "target": _fmt_g(target),
-            "net": formats.number_format(assessment.net_month, use_l10n=True, force_grouping=True),
-            "currency": assessment.currency,
-            "hours": assessment.hours_per_month,
-        }
-        summary = (
-            gettext(
-                "ROI v%(version)s: payback %(payback)s months against a target of %(target)s months "
-                "(net %(net)s %(currency)s/month, H = %(hours)s h)."
-            )
-            if payback is not None
-            else gettext(
-                "ROI v%(version)s: never pays back (net %(net)s %(currency)s/month ≤ 0); the target is "
-                "%(target)s months."
-            )
-        ) % numbers
-        checks.append(
-            GateCheck(
-                "roi",
-                ok,
-                summary,
-                {
-                    "version": assessment.version,
-                    "payback_months": payback,
-                    "target_months": target,
-                    "net_month": float(assessment.net_month),
-                },
-            )
+        return GateCheck("roi", False, gettext("No ROI assessment yet: add one before approval."))
+    payback = float(assessment.payback_months) if assessment.payback_months is not None else None
+    ok = payback is not None and payback <= target
+    numbers = {
+        "version": assessment.version,
+        "payback": _fmt(payback),
+        "target": _fmt_g(target),
+        "net": formats.number_format(assessment.net_month, use_l10n=True, force_grouping=True),
+        "currency": assessment.currency,
+        "hours": assessment.hours_per_month,
+    }
+    summary = (
+        gettext(
+            "ROI v%(version)s: payback %(payback)s months against a target of %(target)s months "
+            "(net %(net)s %(currency)s/month, H = %(hours)s h)."
         )
+        if payback is not None
+        else gettext(
+            "ROI v%(version)s: never pays back (net %(net)s %(currency)s/month ≤ 0); the target is "
+            "%(target)s months."
+        )
+    ) % numbers
+    return GateCheck(
+        "roi",
+        ok,
+        summary,
+        {
+            "version": assessment.version,
+            "payback_months": payback,
+            "target_months": target,
+            "net_month": float(assessment.net_month),
+        },
+    )
 
+
+def _vram_check(*, order: Order) -> GateCheck | None:
+    """Check 2: the workload fits the VRAM per GPU; None when the order gives no workload."""
     sizing = order_sizing(order=order)
-    if sizing is not None:
-        if sizing.fits is None:
-            checks.append(
-                GateCheck("vram", False, gettext("The configuration has no GPU with a known VRAM size."))
-            )
-        else:
-            checks.append(
-                GateCheck(
-                    "vram",
-                    bool(sizing.fits),
-                    gettext(
-                        "Workload needs %(per_gpu)s per GPU (%(per_gpu_gib)s; weights %(weights)s, KV cache "
-                        "%(kv_cache)s, overhead %(overhead)s in total); headroom %(headroom)s per GPU."
-                    )
-                    % {
-                        "per_gpu": _fmt(sizing.per_gpu_gb, " GB"),
-                        "per_gpu_gib": _fmt(sizing.per_gpu_gib, " GiB"),
-                        "weights": _fmt(sizing.weights_gb, " GB"),
-                        "kv_cache": _fmt(sizing.kv_cache_gb, " GB"),
-                        "overhead": _fmt(sizing.overhead_gb, " GB"),
-                        "headroom": _fmt(sizing.headroom_gb, " GB"),
-                    },
-                    {
-                        "per_gpu_gb": sizing.per_gpu_gb,
-                        "total_gb": sizing.total_gb,
-                        "headroom_gb": sizing.headroom_gb,
-                    },
-                )
-            )
+    if sizing is None:
+        return None
+    if sizing.fits is None:
+        return GateCheck("vram", False, gettext("The configuration has no GPU with a known VRAM size."))
+    return GateCheck(
+        "vram",
+        bool(sizing.fits),
+        gettext(
+            "Workload needs %(per_gpu)s per GPU (%(per_gpu_gib)s; weights %(weights)s, KV cache "
+            "%(kv_cache)s, overhead %(overhead)s in total); headroom %(headroom)s per GPU."
+        )
+        % {
+            "per_gpu": _fmt(sizing.per_gpu_gb, " GB"),
+            "per_gpu_gib": _fmt(sizing.per_gpu_gib, " GiB"),
+            "weights": _fmt(sizing.weights_gb, " GB"),
+            "kv_cache": _fmt(sizing.kv_cache_gb, " GB"),
+            "overhead": _fmt(sizing.overhead_gb, " GB"),
+            "headroom": _fmt(sizing.headroom_gb, " GB"),
+        },
+        {
+            "per_gpu_gb": sizing.per_gpu_gb,
+            "total_gb": sizing.total_gb,
+            "headroom_gb": sizing.headroom_gb,
+        },
+    )
 
+
+def _power_checks(*, order: Order) -> list[GateCheck]:
+    """Check 3: the PSU check, and the circuit check when the order gives a circuit."""
+    checks: list[GateCheck] = []
     power_in = power_inputs(order=order)
     power = formulas.power_budget(power_in)
     checks.append(
@@ -327,14 +335,11 @@ def order_gate_report(*, order: Order) -> dict[str, Any]:
 def assessment_result(*, assessment: ROIAssessment) -> formulas.ROIResult:
     """Recompute a saved assessment from its stored inputs (for the cash-flow series, which is not stored)."""
     values = {field: getattr(assessment, field) for field in ROI_STORED_INPUTS}
-    return formulas.roi(
-        formulas.ROIInputs(
-            **{
-                key: (None if value is None else value if isinstance(value, int) else float(value))
-                for key, value in values.items()
-            }
-        )
-    )
+    converted: dict[str, Any] = {  # the stored Decimals as floats; ROIInputs checks each
+        key: (None if value is None else value if isinstance(value, int) else float(value))
+        for key, value in values.items()
+    }
+    return formulas.roi(formulas.ROIInputs(**converted))
 
 
 # --- Transition checks ---------------------------------------------------------------------------------

@@ -44,6 +44,9 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from orders.choices import OrderStatus
+from werkbank.choices import label_of
+
 #: The fields of each row a portal page shows, by page and row kind. Nothing else reaches a template.
 PAGE_FIELDS: dict[str, frozenset[str]] = {
     "orders.order": frozenset(
@@ -226,32 +229,17 @@ ORDER_STAGES: tuple[str, ...] = (
     "closed",
 )
 
-#: Order statuses as a customer reads them.
-ORDER_STATUS_LABELS: dict[str, Any] = {
-    "draft": pgettext_lazy("order status", "Draft"),
-    "roi_review": pgettext_lazy("order status", "ROI review"),
-    "approved": pgettext_lazy("order status", "Approved"),
-    "procurement": pgettext_lazy("order status", "Procurement"),
-    "assembly": pgettext_lazy("order status", "Assembly"),
-    "burn_in": pgettext_lazy("order status", "Burn-in"),
-    "deployment": pgettext_lazy("order status", "Deployment"),
-    "handed_over": pgettext_lazy("order status", "Handed over"),
-    "closed": pgettext_lazy("order status", "Closed"),
-    "rejected": pgettext_lazy("order status", "Rejected"),
-    "cancelled": pgettext_lazy("order status", "Cancelled"),
-}
-
-#: Server statuses as a customer reads them, in the order a server passes them.
-SERVER_STATUS_LABELS: dict[str, Any] = {
-    "planned": pgettext_lazy("server status", "Planned"),
-    "assembling": pgettext_lazy("server status", "Assembling"),
-    "assembled": pgettext_lazy("server status", "Assembled"),
-    "burn_in": pgettext_lazy("server status", "Burn-in"),
-    "burn_in_failed": pgettext_lazy("server status", "Burn-in failed, in rework"),
-    "burn_in_passed": pgettext_lazy("server status", "Burn-in passed"),
-    "deployed": pgettext_lazy("server status", "Deployed"),
-    "handed_over": pgettext_lazy("server status", "Handed over"),
-}
+#: Server statuses in the order a server passes them (a failed burn-in sends it back to assembly).
+SERVER_STAGES: tuple[str, ...] = (
+    "planned",
+    "assembling",
+    "assembled",
+    "burn_in",
+    "burn_in_failed",
+    "burn_in_passed",
+    "deployed",
+    "handed_over",
+)
 
 #: What each customer-facing event of an order means, in a customer's words (werkbank.audiences
 #: CUSTOMER_ORDER_VERBS; a test keeps the two in step).
@@ -319,7 +307,7 @@ def order_stages(status: str) -> list[dict[str, Any]]:
     return [
         {
             "status": stage,
-            "label": ORDER_STATUS_LABELS[stage],
+            "label": label_of(OrderStatus, stage),
             "state": "current" if index == current else "done" if index < current else "todo",
         }
         for index, stage in enumerate(ORDER_STAGES)

@@ -16,35 +16,36 @@ from django.db.models import Count, QuerySet
 from builds.models import ConnectorBlacklist, Installation, Server
 from burnin import charts as burnin_charts
 from burnin import selectors as burnin_selectors
+from burnin.gates import counting_runs, run_verdict
 from burnin.hardware import last_gpu_change
 from burnin.models import BurnInRun
-from burnin.services.gate import counting_runs, run_verdict
 from deployment.models import RackPlacement
 from orders import charts as order_charts
 from orders import selectors as order_selectors
 from orders.models import Order, Workload
-from werkbank.access import Purpose, is_pm, member_organizations
+from werkbank.access import Purpose, is_pm
 from werkbank.audiences import Audience
 from werkbank.choices import OrganizationKind
-from werkbank.models import AuditEvent
+from werkbank.models import AuditEvent, member_organizations
+from werkbank.types import Actor
 
 #: Points per GPU of the server page's temperature chart (about one per pixel of its plot area).
 CHART_POINTS = 600
 
 
-def customer_organizations(user: Any) -> QuerySet:
+def customer_organizations(user: Actor) -> QuerySet:
     """The ids of the customer organizations the user belongs to (a lazy subquery)."""
     return member_organizations(user, kind=OrganizationKind.CUSTOMER)
 
 
-def is_customer_member(user: Any) -> bool:
+def is_customer_member(user: Actor) -> bool:
     """Whether the portal is the user's: a member of a customer organization who is not a PM (one query)."""
     if not getattr(user, "is_authenticated", False) or is_pm(user):
         return False
     return customer_organizations(user).exists()
 
 
-def customer_orders(user: Any) -> QuerySet[Order]:
+def customer_orders(user: Actor) -> QuerySet[Order]:
     """The user's customers' orders, newest first (by primary key, an index of the table's own)."""
     return (
         Order.objects.visible_to(user, purpose=Purpose.VIEW)
@@ -54,12 +55,12 @@ def customer_orders(user: Any) -> QuerySet[Order]:
     )
 
 
-def customer_order(user: Any, pk: int) -> Order | None:
+def customer_order(user: Actor, pk: int) -> Order | None:
     """One of the user's customers' orders, or None (a 404)."""
     return customer_orders(user).filter(pk=pk).first()
 
 
-def customer_servers(user: Any) -> QuerySet[Server]:
+def customer_servers(user: Actor) -> QuerySet[Server]:
     """The servers of the user's customers' orders."""
     return (
         Server.objects.visible_to(user, purpose=Purpose.VIEW)
@@ -68,7 +69,7 @@ def customer_servers(user: Any) -> QuerySet[Server]:
     )
 
 
-def customer_server(user: Any, pk: int) -> Server | None:
+def customer_server(user: Actor, pk: int) -> Server | None:
     """One server of the user's customers' orders, or None (a 404)."""
     return customer_servers(user).filter(pk=pk).first()
 
@@ -146,7 +147,8 @@ def power_budget(order: Order) -> Any:
 def installed_slots(server: Server) -> list[Installation]:
     """What is installed in the server now, slot by slot in the chassis' order (one query)."""
     return list(
-        Installation.objects.filter(server=server, removed_at__isnull=True)
+        Installation.objects.active()
+        .filter(server=server)
         .select_related("connector", "component__part")
         .order_by("connector__position", "pk")
     )

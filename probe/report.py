@@ -99,52 +99,7 @@ def gpu_entry(
     topo = topo or {}
     summary = summary or {}
     end_or_start = end or start
-    numa, numa_source = pci_start.get("numa_node"), "sysfs"
-    if numa is None or numa < 0:
-        topo_numa = topo.get("numa_affinity")
-        numa, numa_source = (
-            (int(topo_numa), "nvidia-smi topo") if (topo_numa or "").isdigit() else (None, None)
-        )
-    gpu_link = pci_start.get("gpu") or {}
-    pcie = start["pcie"]
-    load = None
-    if summary.get("loaded_samples"):
-        load = {
-            "pstate": "P0",
-            "gen": summary["loaded_min_gen"],
-            "width": summary["loaded_min_width"],
-            "max_gen": pcie["max_gen"],
-            "max_width": pcie["max_width"],
-            "device_max_gen": pcie["device_max_gen"],
-            "host_max_gen": pcie["host_max_gen"],
-            "samples": summary["loaded_samples"],
-        }
-    offsets = [start.get(k) for k in ("shutdown_offset_c", "slowdown_offset_c", "max_op_offset_c")]
-    absolutes = [start.get(k) for k in ("shutdown_temp_c", "slowdown_temp_c", "max_op_temp_c")]
-    seen = set(mask_to_reasons(summary.get("mask_seen"))) | set(start["clocks_event_reasons_active"])
-    if end:
-        seen |= set(end["clocks_event_reasons_active"])
-    c_start, c_end = (
-        start.get("clocks_event_reasons_counters_us"),
-        (end or {}).get("clocks_event_reasons_counters_us"),
-    )
-    counters_delta = None
-    if c_start and c_end:
-        counters_delta = {
-            k: (c_end[k] - c_start[k]) if c_end.get(k) is not None and c_start.get(k) is not None else None
-            for k in c_start
-        }
-
-    def ecc_counts(snap: dict[str, Any] | None) -> dict[str, Any] | None:
-        if snap is None:
-            return None
-        return {
-            "dram_corr": snap["ecc_volatile_dram_corrected"],
-            "dram_unc": snap["ecc_volatile_dram_uncorrected"],
-            "corr_total": snap["ecc_volatile_corrected"],
-            "unc_total": snap["ecc_volatile_uncorrected"],
-        }
-
+    numa, numa_source = _numa_node(pci_start, topo)
     burn_out = None
     if burn is not None:
         burn_out = dict(burn, xids=sorted({x["xid"] for x in xids if x.get("during_run")}))
@@ -159,63 +114,12 @@ def gpu_entry(
         "numa_node": numa,
         "numa_source": numa_source,
         "cpu_affinity": pci_start.get("cpu_affinity") or topo.get("cpu_affinity"),
-        "pcie": {
-            "expected": {
-                "gen": pcie["device_max_gen"],
-                "width": gpu_link.get("max_link_width"),
-                "source": "GPU capability: nvidia-smi max_device_link_gen, sysfs max_link_width of the GPU",
-            },
-            "sysfs": {
-                "available": bool(pci_start.get("available")),
-                "reason": pci_start.get("reason"),
-                "gpu": pci_start.get("gpu"),
-                "upstream": pci_start.get("upstream"),
-                "gpu_end": (pci_end or {}).get("gpu"),
-                "upstream_end": (pci_end or {}).get("upstream"),
-            },
-            "idle": {"pstate": start["pstate"], "gen": pcie["current_gen"], "width": pcie["current_width"]},
-            "load": load,
-            "replay_counter": {
-                "start": pcie["replay_counter"],
-                "end": end["pcie"]["replay_counter"] if end else None,
-            },
-            "aer_correctable": {
-                "start": gpu_link.get("aer_correctable"),
-                "end": ((pci_end or {}).get("gpu") or {}).get("aer_correctable"),
-            },
-        },
+        "pcie": _pcie_entry(start, end, pci_start, pci_end, summary),
         "bench": bench,
         "burn": burn_out,
         "xids": xids,
-        "thermal": {
-            "peak_gpu_c": _peak([summary.get("peak_gpu_c"), start["temp_c"], end_or_start["temp_c"]], max),
-            "min_tlimit_c": _peak(
-                [summary.get("min_tlimit_c"), start["tlimit_c"], end_or_start["tlimit_c"]], min
-            ),
-            "peak_mem_c": _peak(
-                [summary.get("peak_mem_c"), start["mem_temp_c"], end_or_start["mem_temp_c"]], max
-            ),
-            "thresholds": {
-                "source": (
-                    "tlimit_offsets"
-                    if any(v is not None for v in offsets)
-                    else "absolute"
-                    if any(v is not None for v in absolutes)
-                    else None
-                ),
-                "shutdown_offset": offsets[0],
-                "slowdown_offset": offsets[1],
-                "max_op_offset": offsets[2],
-                "shutdown_c": absolutes[0],
-                "slowdown_c": absolutes[1],
-                "max_op_c": absolutes[2],
-            },
-        },
-        "clocks_events": {
-            "seen_active": sorted(seen),
-            "sw_power_cap_fraction": summary.get("sw_power_cap_fraction"),
-            "counters_delta_us": counters_delta,
-        },
+        "thermal": _thermal_entry(start, end_or_start, summary),
+        "clocks_events": _clocks_events_entry(start, end, summary),
         "power": {
             "mean_w": summary.get("mean_w"),
             "max_w": summary.get("max_w"),
@@ -223,8 +127,8 @@ def gpu_entry(
         },
         "ecc": {
             "mode": start["ecc_mode"],
-            "start": ecc_counts(start),
-            "end": ecc_counts(end),
+            "start": _ecc_counts(start),
+            "end": _ecc_counts(end),
             "remap": {
                 "corr": end_or_start["remapped_rows_corrected"],
                 "unc": end_or_start["remapped_rows_uncorrected"],
@@ -234,6 +138,138 @@ def gpu_entry(
         },
         "telemetry_samples": summary.get("samples", 0),
         "snapshots": {"start": start, "end": end},
+    }
+
+
+def _numa_node(pci_start: dict[str, Any], topo: dict[str, Any]) -> tuple[int | None, str | None]:
+    """The GPU's NUMA node and where it was read: sysfs, else ``nvidia-smi topo`` (sysfs says -1 on
+    machines without NUMA information)."""
+    numa, numa_source = pci_start.get("numa_node"), "sysfs"
+    if numa is None or numa < 0:
+        topo_numa = topo.get("numa_affinity")
+        numa, numa_source = (
+            (int(topo_numa), "nvidia-smi topo") if (topo_numa or "").isdigit() else (None, None)
+        )
+    return numa, numa_source
+
+
+def _pcie_entry(
+    start: dict[str, Any],
+    end: dict[str, Any] | None,
+    pci_start: dict[str, Any],
+    pci_end: dict[str, Any] | None,
+    summary: dict[str, Any],
+) -> dict[str, Any]:
+    """The entry's ``pcie``: the expected link, sysfs at start and end, idle and loaded link, and the replay
+    and AER counters at start and end."""
+    gpu_link = pci_start.get("gpu") or {}
+    pcie = start["pcie"]
+    load = None
+    if summary.get("loaded_samples"):
+        load = {
+            "pstate": "P0",
+            "gen": summary["loaded_min_gen"],
+            "width": summary["loaded_min_width"],
+            "max_gen": pcie["max_gen"],
+            "max_width": pcie["max_width"],
+            "device_max_gen": pcie["device_max_gen"],
+            "host_max_gen": pcie["host_max_gen"],
+            "samples": summary["loaded_samples"],
+        }
+    return {
+        "expected": {
+            "gen": pcie["device_max_gen"],
+            "width": gpu_link.get("max_link_width"),
+            "source": "GPU capability: nvidia-smi max_device_link_gen, sysfs max_link_width of the GPU",
+        },
+        "sysfs": {
+            "available": bool(pci_start.get("available")),
+            "reason": pci_start.get("reason"),
+            "gpu": pci_start.get("gpu"),
+            "upstream": pci_start.get("upstream"),
+            "gpu_end": (pci_end or {}).get("gpu"),
+            "upstream_end": (pci_end or {}).get("upstream"),
+        },
+        "idle": {"pstate": start["pstate"], "gen": pcie["current_gen"], "width": pcie["current_width"]},
+        "load": load,
+        "replay_counter": {
+            "start": pcie["replay_counter"],
+            "end": end["pcie"]["replay_counter"] if end else None,
+        },
+        "aer_correctable": {
+            "start": gpu_link.get("aer_correctable"),
+            "end": ((pci_end or {}).get("gpu") or {}).get("aer_correctable"),
+        },
+    }
+
+
+def _thermal_entry(
+    start: dict[str, Any], end_or_start: dict[str, Any], summary: dict[str, Any]
+) -> dict[str, Any]:
+    """The entry's ``thermal``: peaks over telemetry and both snapshots, and the throttle thresholds, as
+    offsets from T.Limit where the driver gives them, else as absolute temperatures."""
+    offsets = [start.get(k) for k in ("shutdown_offset_c", "slowdown_offset_c", "max_op_offset_c")]
+    absolutes = [start.get(k) for k in ("shutdown_temp_c", "slowdown_temp_c", "max_op_temp_c")]
+    return {
+        "peak_gpu_c": _peak([summary.get("peak_gpu_c"), start["temp_c"], end_or_start["temp_c"]], max),
+        "min_tlimit_c": _peak(
+            [summary.get("min_tlimit_c"), start["tlimit_c"], end_or_start["tlimit_c"]], min
+        ),
+        "peak_mem_c": _peak(
+            [summary.get("peak_mem_c"), start["mem_temp_c"], end_or_start["mem_temp_c"]], max
+        ),
+        "thresholds": {
+            "source": (
+                "tlimit_offsets"
+                if any(v is not None for v in offsets)
+                else "absolute"
+                if any(v is not None for v in absolutes)
+                else None
+            ),
+            "shutdown_offset": offsets[0],
+            "slowdown_offset": offsets[1],
+            "max_op_offset": offsets[2],
+            "shutdown_c": absolutes[0],
+            "slowdown_c": absolutes[1],
+            "max_op_c": absolutes[2],
+        },
+    }
+
+
+def _clocks_events_entry(
+    start: dict[str, Any], end: dict[str, Any] | None, summary: dict[str, Any]
+) -> dict[str, Any]:
+    """The entry's ``clocks_events``: every reason seen active (telemetry and both snapshots), and how far
+    each reason's counter moved between the snapshots."""
+    seen = set(mask_to_reasons(summary.get("mask_seen"))) | set(start["clocks_event_reasons_active"])
+    if end:
+        seen |= set(end["clocks_event_reasons_active"])
+    c_start, c_end = (
+        start.get("clocks_event_reasons_counters_us"),
+        (end or {}).get("clocks_event_reasons_counters_us"),
+    )
+    counters_delta = None
+    if c_start and c_end:
+        counters_delta = {
+            k: (c_end[k] - c_start[k]) if c_end.get(k) is not None and c_start.get(k) is not None else None
+            for k in c_start
+        }
+    return {
+        "seen_active": sorted(seen),
+        "sw_power_cap_fraction": summary.get("sw_power_cap_fraction"),
+        "counters_delta_us": counters_delta,
+    }
+
+
+def _ecc_counts(snap: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The volatile ECC counters of one snapshot (None without the snapshot)."""
+    if snap is None:
+        return None
+    return {
+        "dram_corr": snap["ecc_volatile_dram_corrected"],
+        "dram_unc": snap["ecc_volatile_dram_uncorrected"],
+        "corr_total": snap["ecc_volatile_corrected"],
+        "unc_total": snap["ecc_volatile_uncorrected"],
     }
 
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: the tenants of the isolation tests, API clients, and the service policy.
+"""Shared fixtures (the tenants of the isolation tests, an API client) and the service policy.
 
 With WERKBANK_REQUIRE_SERVICES=1 (as in CI) the suite must run on PostgreSQL, and a skipped test fails
 the run: a missing service can never pass for green.
@@ -7,13 +7,13 @@ the run: a missing service can never pass for green.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
 from tests import factories
+from tests.tenants_rig import Tenants, api_client
 from werkbank.celery import app as celery_app
 
 REQUIRE_SERVICES = os.environ.get("WERKBANK_REQUIRE_SERVICES") == "1"
@@ -83,22 +83,6 @@ def _fresh_throttle_counts() -> None:
         cache.clear()
 
 
-@dataclass
-class Tenants:
-    """Customer A and B, partner P and Q, a PM and a user with no membership."""
-
-    pm: Any
-    customer_a: Any
-    customer_b: Any
-    partner_p: Any
-    partner_q: Any
-    user_a: Any
-    user_b: Any
-    user_p: Any
-    user_q: Any
-    outsider: Any
-
-
 @pytest.fixture
 def tenants(db: None) -> Tenants:
     customer_a = factories.OrganizationFactory(name="Alpha Rentals GmbH")
@@ -117,13 +101,6 @@ def tenants(db: None) -> Tenants:
         user_q=factories.make_member(partner_q, username="quinn"),
         outsider=factories.UserFactory(username="outsider"),
     )
-
-
-def api_client(user: Any | None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ class WarrantyConfig(AppConfig):
         from django.core import checks
 
         from builds.signals import components_allocated
-        from warranty.gates import register_gates
+        from warranty.exports import register_exports
+        from warranty.gates import register_gates, register_steps
         from warranty.receivers import register_allocated_components
         from warranty.signing import check_signing_keys
 
@@ -19,3 +20,5 @@ class WarrantyConfig(AppConfig):
 
         components_allocated.connect(register_allocated_components, dispatch_uid="warranty.register")
         register_gates()
+        register_steps()
+        register_exports()

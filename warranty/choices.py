@@ -6,13 +6,11 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from builds.choices import ServerStatus
+from werkbank.choices import FileJobStatus
 
-
-class PackStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    READY = "ready", "Ready"
-    FAILED = "failed", "Failed"
+#: A pack is a rendered-file job (werkbank.filejobs): its statuses are the one enum of every file job, under
+#: this app's name.
+PackStatus = FileJobStatus
 
 
 class PackLanguage(models.TextChoices):
@@ -54,7 +52,7 @@ class NoticeThreshold(models.IntegerChoices):
 
 # --- handover packs ---------------------------------------------------------------------------------------
 
-# A pack's status moves as every rendered-file job's does: werkbank.filejobs.TRANSITIONS.
+# A pack's status moves as every rendered-file job's does: werkbank.choices.FILE_JOB_TRANSITIONS.
 
 #: Server statuses for which a pack may be asked
 #: for: the pack prints the rack placement, the addresses and the monitoring access, which exist once the

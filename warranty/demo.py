@@ -91,9 +91,8 @@ def _open_claim(context: DemoContext, server: Server) -> None:
     if WarrantyClaim.objects.filter(record__server=server).exists():
         return
     gpu = (
-        Installation.objects.filter(
-            server=server, removed_at__isnull=True, component__part__category=PartCategory.GPU
-        )
+        Installation.objects.active()
+        .filter(server=server, component__part__category=PartCategory.GPU)
         .order_by("connector__position", "pk")
         .values_list("component_id", flat=True)
         .first()

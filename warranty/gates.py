@@ -1,52 +1,49 @@
-"""The warranty app's answer to "may this order move on?" (see `orders.gates`), registered in `ready()`."""
+"""What the warranty app says blocks the next step, registered in `ready()`: the order gate of `closed`
+(every server handed over, `orders.gates`; seed 000 ends with the handover) and the server step "hand over"
+(`builds.gates`), whose "what is missing" is `warranty.selectors.hand_over_missing_many`, the same that
+`server_hand_over` refuses with."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext_lazy
 
-from builds.choices import ServerStatus, status_in_sentence
-from builds.gates import order_servers
+from builds.choices import ServerStatus
+from builds.gates import ServersReached, register_servers_gate, register_step
+from builds.models import Server
 from orders.choices import OrderStatus
-from orders.gates import named_at_most, register
+from warranty.selectors import hand_over_missing_many
+
+HAND_OVER = "warranty.hand_over"
+
+#: An order closes once every server is handed over; one without servers has nothing to wait for.
+SERVERS_HANDED_OVER = ServersReached(
+    reached=frozenset({ServerStatus.HANDED_OVER}),
+    behind=gettext_lazy("Server %(hostname)s is %(status)s; it must be handed over first."),
+    more=ngettext_lazy(
+        "%(count)d more server is not handed over yet.",
+        "%(count)d more servers are not handed over yet.",
+        "count",
+    ),
+)
 
 
-def orders_servers_handed_over(orders: Sequence[Any]) -> dict[int, list[str]]:
-    """The order gate of `closed`: every server handed over (seed 000 ends with the handover); one query
-    for all orders."""
-    by_order = order_servers(orders)
-    return {
-        order.pk: named_at_most(
-            [
-                _("Server %(hostname)s is %(status)s; it must be handed over first.")
-                % {"hostname": hostname, "status": status_in_sentence(status)}
-                for hostname, status in by_order[order.pk]
-                if status != ServerStatus.HANDED_OVER
-            ],
-            more=lambda count: (
-                ngettext(
-                    "%(count)d more server is not handed over yet.",
-                    "%(count)d more servers are not handed over yet.",
-                    count,
-                )
-                % {"count": count}
-            ),
-        )
-        for order in orders
-    }
-
-
-def order_servers_handed_over(order: Any) -> list[str]:
-    return orders_servers_handed_over([order])[order.pk]
+def _hand_over_missing_many(servers: Sequence[Server]) -> dict[int, list[str]]:
+    return hand_over_missing_many(servers=servers)
 
 
 def register_gates() -> None:
-    register(
-        target=OrderStatus.CLOSED,
-        name="warranty.servers_handed_over",
-        check=order_servers_handed_over,
-        check_many=orders_servers_handed_over,
+    register_servers_gate(
+        target=OrderStatus.CLOSED, name="warranty.servers_handed_over", rule=SERVERS_HANDED_OVER
+    )
+
+
+def register_steps() -> None:
+    register_step(
+        name=HAND_OVER,
+        source=ServerStatus.DEPLOYED,
+        target=ServerStatus.HANDED_OVER,
+        label=gettext_lazy("Hand over"),
+        missing_many=_hand_over_missing_many,
     )

@@ -17,12 +17,12 @@ from warranty.choices import (
     ClaimStatus,
     NoticeThreshold,
     PackLanguage,
-    PackStatus,
     RecordKind,
 )
-from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
-from werkbank.choices import OrganizationKind
-from werkbank.models import Organization
+from werkbank.access import Purpose, VisibleToQuerySet
+from werkbank.choices import FileJobStatus, OrganizationKind
+from werkbank.filejobs import RenderedFileJob, file_job_constraints
+from werkbank.models import Organization, member_organizations
 
 
 def _customers_of(user: Any) -> models.QuerySet:
@@ -39,17 +39,13 @@ def pack_upload_to(pack: HandoverPack, filename: str) -> str:
     return f"handover/{pack.server.asset_tag}/r{pack.revision}-{pack.language}/{filename}"
 
 
-class HandoverPack(models.Model):
+class HandoverPack(RenderedFileJob):
     """One revision of a server's handover pack in one language: a PDF and a ZIP (PDF, telemetry CSV, raw
-    probe report, manifest), rendered by a Celery task (warranty/tasks.py) through warranty/documents.py."""
+    probe report, manifest), rendered by a Celery task (warranty/tasks.py) through warranty/documents/."""
 
     server = models.ForeignKey(Server, on_delete=models.PROTECT, related_name="handover_packs")
     revision = models.PositiveIntegerField()
     language = models.CharField(max_length=2, choices=PackLanguage.choices, default=PackLanguage.EN)
-    status = models.CharField(max_length=16, choices=PackStatus.choices, default=PackStatus.QUEUED)
-    progress = models.PositiveSmallIntegerField(default=0, help_text="0–100 %")
-    error = models.TextField(blank=True, help_text="Why the last attempt failed.")
-    attempts = models.PositiveSmallIntegerField(default=0)
     pdf = models.FileField(upload_to=pack_upload_to, blank=True, max_length=255)
     pdf_sha256 = models.CharField(max_length=64, blank=True)
     pdf_size = models.PositiveIntegerField(null=True, blank=True)
@@ -60,9 +56,6 @@ class HandoverPack(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+",
         help_text="Who asked for this revision.",
     )  # fmt: skip
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = HandoverPackQuerySet.as_manager()
 
@@ -77,22 +70,13 @@ class HandoverPack(models.Model):
                 violation_error_message="This server already has a handover pack of this revision.",
             ),
             models.CheckConstraint(
-                condition=Q(status__in=PackStatus.values),
-                name="%(app_label)s_%(class)s_status_valid",
-                violation_error_message="Unknown pack status.",
-            ),
-            models.CheckConstraint(
                 condition=Q(language__in=PackLanguage.values),
                 name="%(app_label)s_%(class)s_language_valid",
                 violation_error_message="A pack is in English (en) or German (de).",
             ),
+            *file_job_constraints("pack"),
             models.CheckConstraint(
-                condition=Q(progress__gte=0, progress__lte=100),
-                name="%(app_label)s_%(class)s_progress_range",
-                violation_error_message="Progress is 0–100 %.",
-            ),
-            models.CheckConstraint(
-                condition=~Q(status=PackStatus.READY)
+                condition=~Q(status=FileJobStatus.READY)
                 | (
                     ~Q(pdf="")
                     & ~Q(zip="")

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from werkbank.types import Actor
+
+if TYPE_CHECKING:
+    from builds.models import Allocation, Server
+    from werkbank.models import Organization
 
 
 def register_allocated_components(
-    sender: Any, *, server: Any, allocations: Any, customer: Any, actor: Any, **kwargs: Any
+    sender: Any,
+    *,
+    server: Server,
+    allocations: Sequence[Allocation],
+    customer: Organization,
+    actor: Actor,
+    **kwargs: Any,
 ) -> None:
     """Components allocated to a customer's server are registered in the customer's name, in the same
     transaction."""

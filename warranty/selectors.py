@@ -26,10 +26,10 @@ from django.utils.translation import gettext as _
 
 from builds.choices import ServerStatus, status_in_sentence
 from builds.models import Installation, Server
-from builds.selectors import blacklist_entries, connector_map
+from builds.selectors import ConnectorCell, blacklist_entries, connector_map
+from burnin.gates import judged_run
 from burnin.models import BurnInRun
 from burnin.selectors import RunDetail, Telemetry, run_detail, telemetry_series
-from burnin.services.gate import judged_run
 from deployment.models import PlatformListing, RackPlacement, ServerNetwork
 from deployment.selectors import FeedLoad, ServerPower, current_listing, feed_loads, server_powers
 from inventory.models import Component
@@ -38,6 +38,7 @@ from warranty.choices import PackStatus, RecordKind
 from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord
 from werkbank.access import Purpose
 from werkbank.models import Membership
+from werkbank.types import Actor
 
 #: Points per GPU in the pack's charts: a chart half a page wide has about 250 pixel columns at 150 dpi,
 #: so 240 points keep every visible swing while the PDF stays small (bench/bench_handover.py).
@@ -82,7 +83,8 @@ def _derived_rows(servers: list[Server]) -> list[WarrantyRow]:
     rows: list[WarrantyRow] = []
     installed: dict[int, list[Installation]] = {server.pk: [] for server in servers}
     for installation in (
-        Installation.objects.filter(server__in=servers, removed_at__isnull=True)
+        Installation.objects.active()
+        .filter(server__in=servers)
         .select_related("component__part", "connector")
         .order_by("server_id", "connector__position")
     ):
@@ -178,7 +180,7 @@ class PackData:
     server: Server
     order: Order
     configuration_lines: list[ConfigurationLine]
-    connectors: list[dict[str, Any]]
+    connectors: list[ConnectorCell]
     blacklist: list[Any]
     run: BurnInRun | None
     detail: RunDetail | None
@@ -259,7 +261,7 @@ def pack_data(*, server: Server, chart_points: int = CHART_POINTS) -> PackData:
 # --- packs a user may see -------------------------------------------------------------------------------
 
 
-def visible_packs(user: Any) -> QuerySet:
+def visible_packs(user: Actor) -> QuerySet:
     """The packs the user may see (PMs all, a customer's members their servers'), newest first."""
     return (
         HandoverPack.objects.visible_to(user, purpose=Purpose.VIEW)
@@ -268,12 +270,12 @@ def visible_packs(user: Any) -> QuerySet:
     )
 
 
-def server_packs(*, user: Any, server: Server) -> list[HandoverPack]:
+def server_packs(*, user: Actor, server: Server) -> list[HandoverPack]:
     """The packs of one server the user may see, newest revision first."""
     return list(visible_packs(user).filter(server=server).order_by("-revision"))
 
 
-def latest_ready_pack(*, user: Any, server: Server, language: str | None = None) -> HandoverPack | None:
+def latest_ready_pack(*, user: Actor, server: Server, language: str | None = None) -> HandoverPack | None:
     """The newest ready pack of the server the user may see (in `language`, when given)."""
     packs = visible_packs(user).filter(server=server, status=PackStatus.READY)
     if language:
@@ -309,7 +311,7 @@ def hand_over_missing_many(*, servers: Sequence[Server]) -> dict[int, list[str]]
     return answer
 
 
-def records_for(*, user: Any, serial: str = "") -> QuerySet[WarrantyRecord]:
+def records_for(*, user: Actor, serial: str = "") -> QuerySet[WarrantyRecord]:
     """The warranty records the user may see, newest handover first; `serial` narrows them to that serial
     (any letter case, whole serial): a serial outside the user's view is simply not found."""
     records = WarrantyRecord.objects.visible_to(user).select_related("server", "replaced_by", "replaces")
@@ -319,7 +321,7 @@ def records_for(*, user: Any, serial: str = "") -> QuerySet[WarrantyRecord]:
     return records.order_by("-start_date", "server_id", "kind", "serial", "pk")
 
 
-def record_for(*, user: Any, pk: int) -> WarrantyRecord | None:
+def record_for(*, user: Actor, pk: int) -> WarrantyRecord | None:
     """One record the user may see, with its lineage, or None."""
     return (
         WarrantyRecord.objects.visible_to(user)
@@ -329,7 +331,7 @@ def record_for(*, user: Any, pk: int) -> WarrantyRecord | None:
     )
 
 
-def claims_of(*, user: Any, record: WarrantyRecord) -> QuerySet[WarrantyClaim]:
+def claims_of(*, user: Actor, record: WarrantyRecord) -> QuerySet[WarrantyClaim]:
     return WarrantyClaim.objects.visible_to(user).filter(record=record).order_by("-created_at", "-pk")
 
 

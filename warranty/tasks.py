@@ -7,6 +7,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from builds.models import Server
+from warranty.services import expiry_notify, warranty_records_create
 from warranty.services.packs import pack_generate
 
 #: Errors worth another try: the database or the storage was away for a moment.
@@ -25,8 +26,6 @@ def handover_pack_generate_task(*, pack_id: int) -> bool:
 def warranty_records_create_task(*, server_id: int) -> int:
     """Create a handed-over server's warranty records; returns how many this run created (0 on a repeat:
     the records' unique constraints)."""
-    from warranty.services import warranty_records_create
-
     server = Server.objects.get(pk=server_id)
     return len(warranty_records_create(server=server, actor=None))
 
@@ -35,6 +34,4 @@ def warranty_records_create_task(*, server_id: int) -> int:
 def warranty_expiry_notify_task() -> int:
     """Daily (Celery beat): the expiry digests; returns the number of e-mails sent (0 on a repeat: the
     notices' unique (record, threshold))."""
-    from warranty.services import expiry_notify
-
     return expiry_notify(actor=None)

@@ -8,7 +8,7 @@ supports (`purposes`, `scope_for_member`). Anyone else gets nothing. There is no
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from django.conf import settings
 from django.db import models
@@ -34,21 +34,6 @@ def is_pm(user: Any) -> bool:
     return cached
 
 
-def member_organizations(user: Any, *, kind: str | None = None) -> models.QuerySet:
-    """A subquery of the ids of the organizations the user belongs to, optionally of one kind.
-
-    It is lazy, so filters built on it cost no extra query.
-    """
-    from werkbank.models import Membership
-
-    if not getattr(user, "is_authenticated", False) or not user.is_active:
-        return Membership.objects.none().values("organization_id")
-    memberships = Membership.objects.filter(user=user)
-    if kind is not None:
-        memberships = memberships.filter(organization__kind=kind)
-    return memberships.values("organization_id")
-
-
 class Purpose(models.TextChoices):
     """What a user wants to do with the rows: the `purpose` of `visible_to`."""
 
@@ -67,7 +52,7 @@ class VisibleToQuerySet(models.QuerySet):
     #: The purposes this model answers; `scope_for_member` is only ever asked for one of them.
     purposes: ClassVar[frozenset[str]] = frozenset({Purpose.VIEW})
 
-    def visible_to(self, user: Any, purpose: str = Purpose.VIEW) -> VisibleToQuerySet:
+    def visible_to(self, user: Any, purpose: str = Purpose.VIEW) -> Self:
         if purpose not in self.purposes:
             offered = ", ".join(sorted(str(p) for p in self.purposes))
             raise ValueError(
@@ -80,6 +65,6 @@ class VisibleToQuerySet(models.QuerySet):
             return self.none()
         return self.scope_for_member(user, Purpose(purpose))
 
-    def scope_for_member(self, user: Any, purpose: Purpose) -> VisibleToQuerySet:
+    def scope_for_member(self, user: Any, purpose: Purpose) -> Self:
         """Rows a non-PM member may use for `purpose`. By default none: deny unless a model says otherwise."""
         return self.none()

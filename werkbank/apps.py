@@ -17,10 +17,11 @@ class CoreConfig(AppConfig):
     verbose_name = "Werkbank core"
 
     def ready(self) -> None:
-        from werkbank import auth_audit, i18n
+        from werkbank import auth_audit, exports, i18n
 
         auth_audit.connect()  # logins, failed logins and logouts leave an AuditEvent
         i18n.connect()  # a login remembers the member's language and roles in the session
+        exports.register_exports()  # what an order's export carries of the core's rows
 
 
 def announce_task_mode() -> None:

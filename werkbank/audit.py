@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 
 from werkbank.models import AuditEvent
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def user_or_none(actor: Any) -> Any:
+    from werkbank.types import Actor
+
+
+def user_or_none(actor: Actor) -> User | None:
     """The acting user for a foreign key: None for the system (commands, tasks) or an anonymous caller."""
-    return actor if getattr(actor, "is_authenticated", False) else None
+    if actor is None or not actor.is_authenticated:
+        return None
+    return actor
 
 
 def audit_value(value: Any) -> Any:
@@ -22,7 +29,7 @@ def audit_value(value: Any) -> Any:
 
 def audit(
     *,
-    actor: Any,
+    actor: Actor,
     verb: str,
     obj: models.Model,
     before: dict[str, Any] | None = None,

@@ -16,9 +16,9 @@ labels), with its status, progress, error, attempts and the files' SHA-256 and s
 A worker killed in step 2 leaves the row running; the broker gives the message back (`acks_late`,
 `reject_on_worker_lost`) and the next run claims it again.
 
-The model has `status` (queued → running → ready, or failed and running again: `TRANSITIONS`), `progress`
-(0–100), `error`, `attempts`, `started_at`, `finished_at`, and per file a FileField `<name>` with
-`<name>_sha256` and `<name>_size`.
+The model inherits `RenderedFileJob`: `status` (`FileJobStatus`: queued → running → ready, or failed and
+running again: `TRANSITIONS`), `progress` (0–100), `error`, `attempts`, `created_at`, `started_at`,
+`finished_at`; it adds per file a FileField `<name>` with `<name>_sha256` and `<name>_size`.
 """
 
 from __future__ import annotations
@@ -30,23 +30,58 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import models, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from werkbank.audit import audit
+from werkbank.choices import FILE_JOB_TRANSITIONS, FileJobStatus
 from werkbank.files import save_with_file
 
 logger = logging.getLogger(__name__)
 
-QUEUED, RUNNING, READY, FAILED = "queued", "running", "ready", "failed"
+# Plain strings, as they go into the audit rows' JSON.
+QUEUED, RUNNING, READY, FAILED = (
+    FileJobStatus.QUEUED.value,
+    FileJobStatus.RUNNING.value,
+    FileJobStatus.READY.value,
+    FileJobStatus.FAILED.value,
+)
+TRANSITIONS = FILE_JOB_TRANSITIONS
 
-#: What a job's status may become (a running job may be claimed again: its worker died).
-TRANSITIONS: dict[str, frozenset[str]] = {
-    QUEUED: frozenset({RUNNING}),
-    RUNNING: frozenset({RUNNING, READY, FAILED}),
-    FAILED: frozenset({RUNNING}),
-    READY: frozenset(),
-}
+
+class RenderedFileJob(models.Model):
+    """A row that a task renders into stored files, with what the steps above read and write. A concrete
+    job adds its file fields and its Meta, whose constraints start with `file_job_constraints`."""
+
+    status = models.CharField(max_length=16, choices=FileJobStatus.choices, default=FileJobStatus.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0, help_text="0–100 %")
+    error = models.TextField(blank=True, help_text="Why the last attempt failed.")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+def file_job_constraints(noun: str) -> list[models.BaseConstraint]:
+    """The rules every file job's row keeps, named per model (`<app>_<model>_status_valid` and
+    `<app>_<model>_progress_range`); `noun` names the job in the messages. The rule that a ready job has its
+    files stays with each model, which names its own file fields."""
+    return [
+        models.CheckConstraint(
+            condition=Q(status__in=FileJobStatus.values),
+            name="%(app_label)s_%(class)s_status_valid",
+            violation_error_message=f"Unknown {noun} status.",
+        ),
+        models.CheckConstraint(
+            condition=Q(progress__gte=0, progress__lte=100),
+            name="%(app_label)s_%(class)s_progress_range",
+            violation_error_message="Progress is 0–100 %.",
+        ),
+    ]
+
 
 #: What a render returns: per file field, the file's name and its bytes.
 Rendered = Mapping[str, tuple[str, bytes]]
@@ -58,7 +93,7 @@ class FileJob:
     (`<verb>.generate`, `<verb>.fail`), `files` are its file fields, and `summary` adds to the audited
     result of a ready job (the label count, say)."""
 
-    model: type[models.Model]
+    model: type[RenderedFileJob]
     noun: str
     verb: str
     files: tuple[str, ...]
@@ -74,7 +109,7 @@ class FileJob:
     def claim(self, job_id: int) -> Any | None:
         """Step 1: the job marked running, or None when there is nothing to do."""
         with transaction.atomic():
-            job = self.model.objects.select_for_update().filter(pk=job_id).first()
+            job = self.model._default_manager.select_for_update().filter(pk=job_id).first()
             if job is None:
                 logger.warning("%s %s no longer exists; nothing to render.", self.noun, job_id)
                 return None
@@ -90,12 +125,12 @@ class FileJob:
 
     def progress(self, job_id: int, value: int) -> None:
         """Write a running job's progress (kept within 0–99 until it is ready) in a transaction of its own."""
-        self.model.objects.filter(pk=job_id, status=RUNNING).update(progress=max(0, min(value, 99)))
+        self.model._default_manager.filter(pk=job_id, status=RUNNING).update(progress=max(0, min(value, 99)))
 
     def finish(self, job_id: int, rendered: Rendered) -> Any:
         """Step 3: store the files and mark the job ready, unless another run did already."""
         with transaction.atomic():
-            job = self.model.objects.select_for_update().get(pk=job_id)
+            job = self.model._default_manager.select_for_update().get(pk=job_id)
             if job.status == READY and self.stored(job):
                 return job
             before = {"status": job.status}
@@ -130,7 +165,7 @@ class FileJob:
         message = f"{type(error).__name__}: {error}"[:2000]
         try:
             with transaction.atomic():
-                job = self.model.objects.select_for_update().filter(pk=job_id).first()
+                job = self.model._default_manager.select_for_update().filter(pk=job_id).first()
                 if job is None or job.status == READY:
                     return
                 job.status, job.error, job.finished_at = FAILED, message, timezone.now()
@@ -146,7 +181,7 @@ class FileJob:
         Re-raises what failed, after marking the job failed, so that the task retries transient errors."""
         job = self.claim(job_id)
         if job is None:
-            return self.model.objects.filter(pk=job_id, status=READY).first()
+            return self.model._default_manager.filter(pk=job_id, status=READY).first()
         try:
             return self.finish(job_id, render(job))
         except Exception as error:

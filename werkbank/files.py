@@ -35,6 +35,9 @@ The price is on the other side, and the helper pays it:
   default Django writes a ContentFile in place, chunk by chunk.) On S3-compatible storage an object PUT is
   atomic by itself.
 
+A restore (of an order's bundle) puts rows back with the names they had, and their files with
+them: `restore_file` writes such a row's file after the commit under the name the row already holds.
+
 Everything goes through the field's storage (`default_storage` unless the field names another), never
 through paths, so S3-compatible storage works unchanged. Callers validate uploads before they call it:
 it stores what it is given.
@@ -106,6 +109,47 @@ def save_with_file(
 
     transaction.on_commit(write_file, robust=True)
     return instance
+
+
+def restore_file(instance: models.Model, *, field: str, content: bytes, using: str | None = None) -> None:
+    """Store `content` as the file that a restored row names in `field` (a row put back from a backup with
+    its ids and stored names, already saved), once the transaction commits, and never if it rolls back.
+
+    After the commit the bytes are written whole under that name, unless the storage holds a file of that
+    name with the same bytes already (a restore beside the storage it was exported from), which is kept.
+    Where the name is taken by other bytes, the storage picks another and the row is updated to it. A failed
+    write is logged and leaves the row naming its missing file: unlike a new upload it cannot be taken back,
+    as the other restored rows point at it; the restore checks its files afterwards and says which are
+    missing. `using` is the database the row was saved to.
+    """
+    file_field = instance._meta.get_field(field)
+    if not isinstance(file_field, models.FileField):
+        raise TypeError(f"{type(instance).__name__}.{field} is not a FileField.")
+    name = getattr(instance, field).name
+    if not name:
+        raise ValueError(f"{type(instance).__name__} {instance.pk} names no file in {field}.")
+    model, pk, storage, max_length = type(instance), instance.pk, file_field.storage, file_field.max_length
+
+    def write_file() -> None:
+        try:
+            if storage.exists(name) and _holds(storage, name, content):
+                return
+            with _whole(storage, content) as whole:
+                stored = storage.save(name, whole, max_length=max_length)
+        except Exception:
+            logger.exception(
+                "Could not restore %s for %s %s; the row names a missing file.", name, model.__name__, pk
+            )
+            return
+        if stored != name:
+            model._default_manager.using(using).filter(pk=pk).update(**{field: stored})
+
+    transaction.on_commit(write_file, using=using, robust=True)
+
+
+def _holds(storage: Storage, name: str, content: bytes) -> bool:
+    with storage.open(name, "rb") as stored:
+        return stored.read() == content
 
 
 def _write(

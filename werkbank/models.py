@@ -11,7 +11,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
-from werkbank.access import Purpose, VisibleToQuerySet, member_organizations
+from werkbank.access import Purpose, VisibleToQuerySet
 from werkbank.choices import MembershipRole, OrganizationKind
 
 
@@ -70,6 +70,20 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.organization}"
+
+
+def member_organizations(user: Any, *, kind: str | None = None) -> models.QuerySet:
+    """A subquery of the ids of the organizations the user belongs to, optionally of one kind: what every
+    `scope_for_member` builds on.
+
+    It is lazy, so filters built on it cost no extra query.
+    """
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return Membership.objects.none().values("organization_id")
+    memberships = Membership.objects.filter(user=user)
+    if kind is not None:
+        memberships = memberships.filter(organization__kind=kind)
+    return memberships.values("organization_id")
 
 
 class AuditEventQuerySet(models.QuerySet):

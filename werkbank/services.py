@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -11,13 +11,17 @@ from werkbank.audit import audit
 from werkbank.choices import MembershipRole, OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
 from werkbank.models import AuditEvent, Membership, NumberSequence, Organization
+from werkbank.types import Actor
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 ORGANIZATION_FIELDS = ("name", "kind", "contact_email", "language")
 
 
 @transaction.atomic
 def organization_create(
-    *, actor: Any, name: str, kind: str, contact_email: str = "", language: str = "en"
+    *, actor: Actor, name: str, kind: str, contact_email: str = "", language: str = "en"
 ) -> Organization:
     """Register a customer or an assembly partner."""
     if kind not in OrganizationKind.values:
@@ -32,7 +36,7 @@ def organization_create(
 
 
 @transaction.atomic
-def organization_update(*, organization: Organization, actor: Any, **values: Any) -> Organization:
+def organization_update(*, organization: Organization, actor: Actor, **values: Any) -> Organization:
     """Change an organization's name or contact details. Its kind never changes: orders hang off it."""
     locked = Organization.objects.select_for_update().get(pk=organization.pk)
     if "kind" in values and values["kind"] != locked.kind:
@@ -54,7 +58,7 @@ def organization_update(*, organization: Organization, actor: Any, **values: Any
 
 @transaction.atomic
 def membership_add(
-    *, actor: Any, organization: Organization, user: Any, role: str = MembershipRole.MEMBER
+    *, actor: Actor, organization: Organization, user: User, role: str = MembershipRole.MEMBER
 ) -> Membership:
     """Make a user a member of an organization (idempotent)."""
     membership, created = Membership.objects.get_or_create(
@@ -71,7 +75,7 @@ def membership_add(
 
 
 @transaction.atomic
-def membership_remove(*, actor: Any, membership: Membership) -> None:
+def membership_remove(*, actor: Actor, membership: Membership) -> None:
     """End a user's membership: from now on they see nothing of the organization."""
     organization = membership.organization
     username = membership.user.get_username()
@@ -83,7 +87,7 @@ def membership_remove(*, actor: Any, membership: Membership) -> None:
 ACCESS_FIELDS = ("is_active", "is_staff", "is_superuser")
 
 
-def user_access(user: Any) -> dict[str, Any]:
+def user_access(user: User) -> dict[str, Any]:
     """A user's access as an audit row records it: the flags and the sorted group names."""
     return {
         **{field: getattr(user, field) for field in ACCESS_FIELDS},
@@ -92,7 +96,7 @@ def user_access(user: Any) -> dict[str, Any]:
 
 
 @transaction.atomic
-def user_access_record(*, actor: Any, user: Any, before: dict[str, Any] | None) -> AuditEvent | None:
+def user_access_record(*, actor: Actor, user: User, before: dict[str, Any] | None) -> AuditEvent | None:
     """Audit a user's creation (`before` None) or a change of their access, as saved by the user admin.
 
     The admin writes the user and its groups itself (the password form, the group widget); it takes
@@ -130,7 +134,7 @@ def next_reference(prefix: str, *, digits: int = 4) -> str:
 # --- API tokens ------------------------------------------------------------------------------------------
 
 
-def live_api_tokens(*, user: Any) -> Any:
+def live_api_tokens(*, user: User) -> Any:
     """The user's API tokens that have not expired (knox rows), newest first: what the cap of
     REST_KNOX["TOKEN_LIMIT_PER_USER"] counts."""
     from django.db.models import Q
@@ -143,7 +147,7 @@ def live_api_tokens(*, user: Any) -> Any:
     )
 
 
-def api_token_limit_check(*, user: Any) -> None:
+def api_token_limit_check(*, user: User) -> None:
     """Refuse (409 `token_limit`) when the user already holds the most live tokens allowed."""
     from knox.settings import knox_settings
 
@@ -157,7 +161,7 @@ def api_token_limit_check(*, user: Any) -> None:
 
 
 @transaction.atomic
-def api_token_create(*, user: Any, actor: Any) -> tuple[Any, str]:
+def api_token_create(*, user: User, actor: Actor) -> tuple[Any, str]:
     """Issue an API token for `user` (knox: only its SHA-512 digest and its first characters are stored).
 
     Returns the row and the raw token, which exists nowhere else: the caller shows it once. The user's row is
@@ -180,7 +184,7 @@ def api_token_create(*, user: Any, actor: Any) -> tuple[Any, str]:
 
 
 @transaction.atomic
-def api_token_revoke(*, user: Any, token_key: str, actor: Any) -> None:
+def api_token_revoke(*, user: User, token_key: str, actor: Actor) -> None:
     """Revoke the user's live token with this prefix (404 if the user holds none: another user's token is
     not theirs to name)."""
     from knox.models import AuthToken

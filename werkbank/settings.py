@@ -87,6 +87,8 @@ INSTALLED_APPS = [
     "deployment",
     "warranty",
     "portal",
+    "pm",
+    "ops",
 ]
 
 MIDDLEWARE = [
@@ -262,9 +264,9 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "orders.choices.OrderStatus",
-        # Label batches (inventory) share the handover packs' statuses (queued, running, ready, failed):
-        # one enum, under the name it had before label batches came.
-        "HandoverPackStatusEnum": "warranty.choices.PackStatus",
+        # Every rendered-file job (handover packs, label batches) has the one status enum of
+        # werkbank.choices, under the name it had before label batches came.
+        "HandoverPackStatusEnum": "werkbank.choices.FileJobStatus",
     },
 }
 

@@ -33,7 +33,7 @@ logger = logging.getLogger("werkbank.tasks")
 SWEEP_BATCH = 500
 
 
-def enqueue_on_commit(task: Task, **kwargs: Any) -> None:
+def enqueue_on_commit(task: Task | str, **kwargs: Any) -> None:
     """Enqueue `task` with `kwargs` (ids, never objects) once the current transaction commits.
 
     The outbox row is written now, in the caller's transaction: it commits or rolls back with the caller's
@@ -41,7 +41,18 @@ def enqueue_on_commit(task: Task, **kwargs: Any) -> None:
     refuses the task, the error is logged, the row stays unsent for the sweeper, and the other on-commit
     work of the committed transaction (files, further tasks) still runs, since raising could not undo the
     commit anyway.
+
+    The rule that keeps services and tasks apart: a service names its task by its Celery name, a string
+    (`"inventory.tasks.label_batch_render_task"`: the tasks module and the function), and never imports a
+    tasks module; a tasks module imports the services it calls, at its top. So imports run one way, tasks →
+    services, and the name is the one the outbox row keeps and the sweeper publishes again. A name that no
+    task has is refused here, at once (LookupError), rather than after the commit.
     """
+    if isinstance(task, str):
+        found = _registered(task)
+        if found is None:
+            raise LookupError(f"No Celery task is named {task!r}.")
+        task = found
     row = TaskOutbox.objects.create(task=task.name, kwargs=kwargs)
     transaction.on_commit(lambda: _publish(row, task), robust=True)
 

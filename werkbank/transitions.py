@@ -11,6 +11,7 @@ from django.db import models
 from werkbank.audit import audit
 from werkbank.errors import RuleViolation
 from werkbank.models import AuditEvent
+from werkbank.types import Actor
 
 
 def require_transition(
@@ -35,7 +36,7 @@ def record_transition(
     *,
     obj: models.Model,
     target: str,
-    actor: Any,
+    actor: Actor,
     verb: str,
     note: str = "",
     details: dict[str, Any] | None = None,

@@ -14,8 +14,6 @@ from deployment.api.elevation import RackElevationFile
 from deployment.api.urls import router as deployment_router
 from inventory.api.urls import router as inventory_router
 from orders.api.urls import router as orders_router
-from orders.urls import urlpatterns as orders_pm_urls
-from portal.urls_pm import urlpatterns as portal_pm_urls
 from warranty.api.urls import router as warranty_router
 from werkbank.api.urls import router as core_router
 from werkbank.views import LogoutView, healthz, home
@@ -48,8 +46,7 @@ urlpatterns = [
         name="rack-elevation-file",
     ),
     path("api/v1/", include(api_router.urls)),
-    # One `pm` namespace for the PM's pages, whichever app renders them (the ROI page is the orders app's).
-    path("pm/", include(([*orders_pm_urls, *portal_pm_urls], "pm"))),
+    path("pm/", include("pm.urls")),
     path("bench/", include("builds.urls")),
     path("burnin/", include("burnin.urls")),
     path("deployment/", include("deployment.urls")),

@@ -18,9 +18,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from werkbank.access import is_pm, member_organizations
+from werkbank.access import is_pm
 from werkbank.choices import OrganizationKind
 from werkbank.i18n import SESSION_LANGUAGE
+from werkbank.models import member_organizations
 
 logger = logging.getLogger(__name__)
 

@@ -62,8 +62,8 @@ from builds.selectors import connector_kind, connector_map, layout_columns, serv
 from werkbank.access import Purpose, is_pm
 from werkbank.api.pagination import KeysetOrOffsetPagination
 from werkbank.api.parsers import FormParser, JSONParser, MultiPartParser
+from werkbank.api.transitions import transition_action
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, VisibleToMixin
-from werkbank.errors import RuleViolation
 
 # --- Permissions ---------------------------------------------------------------------------------------
 
@@ -138,24 +138,17 @@ def _server_transition(name: str) -> Any:
             "assembling → assembled; 409 lists the missing steps, uninstalled BOM lines and blacklist use.",
         ),
     }[name]
-
-    @extend_schema(request=NoteSerializer, responses={200: ServerSerializer}, summary=summary)
-    def transition(self: ServerViewSet, request: Request, pk: str | None = None) -> Response:
-        server = self.get_object()
-        payload = NoteSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        service(server=server, actor=request.user, **payload.validated_data)
-        return Response(self._serialize(server))
-
-    transition.__name__ = name
-    return action(
-        detail=True,
-        methods=["post"],
-        url_path=name.replace("_", "-"),
+    return transition_action(
+        name,
+        service=service,
+        subject="server",
+        body=NoteSerializer,
+        response=ServerSerializer,
+        summary=summary,
         permission_classes=[OnBench],
         filterset_class=None,
         pagination_class=None,
-    )(transition)
+    )
 
 
 class ServerViewSet(
@@ -268,17 +261,10 @@ class ServerViewSet(
             user=request.user,
             manufacturer=payload.validated_data["manufacturer"],
         )
-        installation = Installation.objects.filter(
-            server=server, component=component, removed_at__isnull=True
-        ).first()
-        if installation is None:
-            raise RuleViolation(
-                f"{component.serial} is not installed in {server.hostname}.",
-                missing=[f"{component.serial} installed in {server.hostname}"],
-                code="not_installed",
-            )
         removed = services.server_remove(
-            installation=installation, actor=request.user, reason=payload.validated_data["reason"]
+            installation=services.installation_of(server=server, component=component),
+            actor=request.user,
+            reason=payload.validated_data["reason"],
         )
         return Response(_installation(removed, request))
 

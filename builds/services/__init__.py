@@ -22,15 +22,13 @@ from builds.services.catalogue import (
 from builds.services.installation import (
     UnknownSerial,
     find_component,
+    installation_of,
     server_install,
     server_move,
     server_remove,
     server_swap_component,
 )
 from builds.services.servers import (
-    assembly_gaps,
-    assembly_gaps_many,
-    assembly_start_missing,
     lock_server,
     normalize_hostname,
     server_assign_partner,
@@ -47,14 +45,12 @@ from builds.services.steps import CheckedPhoto, photo_check, photo_upload, step_
 __all__ = [
     "CheckedPhoto",
     "UnknownSerial",
-    "assembly_gaps",
-    "assembly_gaps_many",
-    "assembly_start_missing",
     "checklist_item_add",
     "checklist_item_remove",
     "checklist_item_update",
     "connector_blacklist",
     "find_component",
+    "installation_of",
     "layout_connector_add",
     "layout_connector_remove",
     "layout_connector_update",

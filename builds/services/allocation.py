@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from django.db import transaction
 
@@ -19,11 +18,12 @@ from inventory.services import component_move
 from werkbank.access import is_pm
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.types import Actor
 
 
 @transaction.atomic
 def server_allocate(
-    *, server: Server, actor: Any, components: Iterable[Component], override_reason: str = ""
+    *, server: Server, actor: Actor, components: Iterable[Component], override_reason: str = ""
 ) -> list[Allocation]:
     """Set components aside for a server under row locks; `components_allocated` then registers their
     warranty to the customer (the warranty app's receiver, in this transaction).

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
 from builds.models import (
@@ -16,13 +14,14 @@ from builds.services.installation import server_move
 from builds.services.servers import lock_server
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.types import Actor
 
 
 @transaction.atomic
 def connector_blacklist(
     *,
     connector: Connector,
-    actor: Any,
+    actor: Actor,
     reason: str,
     evidence: str = "",
     measurements: dict | None = None,
@@ -43,11 +42,7 @@ def connector_blacklist(
         )
     if photo is not None and photo.server_id != server.pk:
         raise InvalidInput("photo", "the photo belongs to another server.")
-    occupant = (
-        Installation.objects.filter(connector=locked, removed_at__isnull=True)
-        .select_related("component")
-        .first()
-    )
+    occupant = Installation.objects.active().filter(connector=locked).select_related("component").first()
     moved_to = ""
     if occupant is not None:
         if not (target_connector_name or "").strip():

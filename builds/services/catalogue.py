@@ -18,6 +18,7 @@ from inventory.models import Part
 from orders.models import ServerConfiguration
 from werkbank.audit import audit, audit_value
 from werkbank.errors import InvalidInput
+from werkbank.types import Actor
 
 LAYOUT_FIELDS = ("description", "columns")
 CONNECTOR_FIELDS = ("name", "kind", "position", "numa_node", "pcie_gen", "pcie_lanes", "cooling_block")
@@ -34,7 +35,7 @@ def _check_values(values: dict[str, Any], allowed: tuple[str, ...]) -> None:
 
 
 @transaction.atomic
-def layout_create(*, actor: Any, chassis: Part, description: str = "", columns: int = 8) -> ChassisLayout:
+def layout_create(*, actor: Actor, chassis: Part, description: str = "", columns: int = 8) -> ChassisLayout:
     """Give a chassis part its layout (one per chassis)."""
     if chassis.category != PartCategory.CHASSIS:
         raise InvalidInput("chassis", f"{chassis} is not a chassis.")
@@ -51,7 +52,7 @@ def layout_create(*, actor: Any, chassis: Part, description: str = "", columns: 
 
 
 @transaction.atomic
-def layout_update(*, layout: ChassisLayout, actor: Any, **values: Any) -> ChassisLayout:
+def layout_update(*, layout: ChassisLayout, actor: Actor, **values: Any) -> ChassisLayout:
     """Change a layout's description or drawing width; its chassis never changes."""
     _check_values(values, LAYOUT_FIELDS)
     locked = _lock_layout(layout)
@@ -70,13 +71,15 @@ def _check_connector(layout: ChassisLayout, values: dict[str, Any], *, exclude_p
     if "kind" in values and values["kind"] not in ConnectorKind.values:
         raise InvalidInput("kind", f"unknown connector kind {values['kind']!r}.")
     if "name" in values:
-        others = LayoutConnector.objects.filter(layout=layout, name=values["name"]).exclude(pk=exclude_pk)
+        others = LayoutConnector.objects.filter(layout=layout, name=values["name"])
+        if exclude_pk is not None:
+            others = others.exclude(pk=exclude_pk)
         if others.exists():
             raise InvalidInput("name", f"the layout already has a connector named {values['name']!r}.")
 
 
 @transaction.atomic
-def layout_connector_add(*, layout: ChassisLayout, actor: Any, **values: Any) -> LayoutConnector:
+def layout_connector_add(*, layout: ChassisLayout, actor: Actor, **values: Any) -> LayoutConnector:
     """Add a named connector to a layout. Servers created from now on get it; existing servers keep theirs."""
     _check_values(values, CONNECTOR_FIELDS)
     locked = _lock_layout(layout)
@@ -92,7 +95,7 @@ def layout_connector_add(*, layout: ChassisLayout, actor: Any, **values: Any) ->
 
 
 @transaction.atomic
-def layout_connector_update(*, connector: LayoutConnector, actor: Any, **values: Any) -> LayoutConnector:
+def layout_connector_update(*, connector: LayoutConnector, actor: Actor, **values: Any) -> LayoutConnector:
     """Change a layout connector (its name, kind, place or PCIe data)."""
     _check_values(values, CONNECTOR_FIELDS)
     locked_layout = _lock_layout(connector.layout)
@@ -110,7 +113,7 @@ def layout_connector_update(*, connector: LayoutConnector, actor: Any, **values:
 
 
 @transaction.atomic
-def layout_connector_remove(*, connector: LayoutConnector, actor: Any) -> None:
+def layout_connector_remove(*, connector: LayoutConnector, actor: Actor) -> None:
     """Take a connector off a layout. Servers already created keep their copy of it."""
     locked_layout = _lock_layout(connector.layout)
     current = LayoutConnector.objects.get(pk=connector.pk, layout=locked_layout)
@@ -126,12 +129,15 @@ def _lock_configuration(configuration: ServerConfiguration) -> ServerConfigurati
 def _check_kind(configuration: ServerConfiguration, kind: str, *, exclude_pk: int | None = None) -> None:
     if kind not in BuildStepKind.values:
         raise InvalidInput("kind", f"unknown step {kind!r}; one of {', '.join(BuildStepKind.values)}.")
-    if ChecklistItem.objects.filter(configuration=configuration, kind=kind).exclude(pk=exclude_pk).exists():
+    others = ChecklistItem.objects.filter(configuration=configuration, kind=kind)
+    if exclude_pk is not None:
+        others = others.exclude(pk=exclude_pk)
+    if others.exists():
         raise InvalidInput("kind", "this step is already on the configuration's checklist.")
 
 
 @transaction.atomic
-def checklist_item_add(*, configuration: ServerConfiguration, actor: Any, kind: str) -> ChecklistItem:
+def checklist_item_add(*, configuration: ServerConfiguration, actor: Actor, kind: str) -> ChecklistItem:
     """Require a build step of every server of this configuration before it may be marked assembled."""
     locked = _lock_configuration(configuration)
     _check_kind(locked, kind)
@@ -142,7 +148,7 @@ def checklist_item_add(*, configuration: ServerConfiguration, actor: Any, kind: 
 
 @transaction.atomic
 def checklist_item_update(
-    *, item: ChecklistItem, actor: Any, kind: str, configuration: ServerConfiguration | None = None
+    *, item: ChecklistItem, actor: Actor, kind: str, configuration: ServerConfiguration | None = None
 ) -> ChecklistItem:
     """Change which step a checklist item requires (or, from the admin, which configuration it belongs to)."""
     current = ChecklistItem.objects.select_for_update().get(pk=item.pk)
@@ -164,7 +170,7 @@ def checklist_item_update(
 
 
 @transaction.atomic
-def checklist_item_remove(*, item: ChecklistItem, actor: Any) -> None:
+def checklist_item_remove(*, item: ChecklistItem, actor: Actor) -> None:
     """No longer require this step of the configuration's servers."""
     current = ChecklistItem.objects.select_for_update().get(pk=item.pk)
     configuration = _lock_configuration(current.configuration)

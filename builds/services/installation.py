@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 from django.utils import timezone
 
@@ -27,6 +25,7 @@ from inventory.models import Component
 from inventory.services import component_move
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
+from werkbank.types import Actor
 
 
 def _connector(server: Server, name: str, *, field: str = "connector") -> Connector:
@@ -48,11 +47,7 @@ def _check_usable(connector: Connector) -> None:
             missing=["a connector that is not blacklisted"],
             code="connector_blacklisted",
         )
-    occupant = (
-        Installation.objects.filter(connector=connector, removed_at__isnull=True)
-        .select_related("component")
-        .first()
-    )
+    occupant = Installation.objects.active().filter(connector=connector).select_related("component").first()
     if occupant is not None:
         raise RuleViolation(
             f"Connector {connector.name} already holds {occupant.component.serial}.",
@@ -73,7 +68,9 @@ def _check_kind(component: Component, connector: Connector) -> None:
         )
 
 
-def find_component(*, serial: str, user: Any, manufacturer: str = "", connector_kind: str = "") -> Component:
+def find_component(
+    *, serial: str, user: Actor, manufacturer: str = "", connector_kind: str = ""
+) -> Component:
     """The component with this serial among those the user may see; 404-style error otherwise.
 
     Serials match in any letter case (serial identity: inventory.serials). When several manufacturers
@@ -109,8 +106,21 @@ class UnknownSerial(UnknownObject):
         self.serial = serial
 
 
+def installation_of(*, server: Server, component: Component) -> Installation:
+    """The installation of a scanned component in `server` now; 409 when it is not in one of its connectors
+    (a removal by serial names what to remove, not where it sits)."""
+    installation = Installation.objects.active().filter(server=server, component=component).first()
+    if installation is None:
+        raise RuleViolation(
+            f"{component.serial} is not installed in {server.hostname}.",
+            missing=[f"{component.serial} installed in {server.hostname}"],
+            code="not_installed",
+        )
+    return installation
+
+
 def _put_in(
-    *, server: Server, connector: Connector, component: Component, actor: Any, why: str = ""
+    *, server: Server, connector: Connector, component: Component, actor: Actor, why: str = ""
 ) -> Installation:
     """The installation row and the component's move to installed, once the caller has checked the rules."""
     installation = Installation.objects.create(
@@ -127,7 +137,9 @@ def _put_in(
 
 
 @transaction.atomic
-def server_install(*, server: Server, actor: Any, component: Component, connector_name: str) -> Installation:
+def server_install(
+    *, server: Server, actor: Actor, component: Component, connector_name: str
+) -> Installation:
     """Put a component into a named connector, scanner-first. A component in stock is allocated on the way
     (with the same-lot rule); one allocated to another server is refused, naming that server."""
     locked_server = lock_server(server)
@@ -152,8 +164,8 @@ def server_install(*, server: Server, actor: Any, component: Component, connecto
             missing=[f"a {component.part.mpn} allocated to {locked_server.hostname}"],
             code="component_taken",
         )
-    elif Installation.objects.filter(component=component, removed_at__isnull=True).exists():
-        current = Installation.objects.get(component=component, removed_at__isnull=True)
+    elif Installation.objects.active().filter(component=component).exists():
+        current = Installation.objects.active().get(component=component)
         raise RuleViolation(
             f"{component.serial} is already installed in {current.connector.name}; move it instead.",
             code="component_installed",
@@ -169,7 +181,7 @@ def server_install(*, server: Server, actor: Any, component: Component, connecto
 
 
 @transaction.atomic
-def server_remove(*, installation: Installation, actor: Any, reason: str) -> Installation:
+def server_remove(*, installation: Installation, actor: Actor, reason: str) -> Installation:
     """Take a component out of its connector, with a reason. It stays allocated to the server."""
     reason = (reason or "").strip()
     if not reason:
@@ -205,10 +217,10 @@ def server_remove(*, installation: Installation, actor: Any, reason: str) -> Ins
 
 @transaction.atomic
 def server_move(
-    *, server: Server, actor: Any, component: Component, to_connector_name: str, reason: str
+    *, server: Server, actor: Actor, component: Component, to_connector_name: str, reason: str
 ) -> Installation:
     """A move is a removal plus an installation, in one transaction."""
-    current = Installation.objects.filter(server=server, component=component, removed_at__isnull=True).first()
+    current = Installation.objects.active().filter(server=server, component=component).first()
     if current is None:
         raise RuleViolation(
             f"{component.serial} is not installed in {server.hostname}.", code="not_installed"
@@ -222,7 +234,7 @@ def server_move(
 
 @transaction.atomic
 def server_swap_component(
-    *, installation: Installation, actor: Any, component: Component, reason: str
+    *, installation: Installation, actor: Actor, component: Component, reason: str
 ) -> Installation:
     """Replace an installed component of a handed-over server under warranty, in the same connector.
 

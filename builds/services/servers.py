@@ -3,33 +3,25 @@
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
-from collections.abc import Sequence
-from typing import Any
 
 from django.db import transaction
-from django.utils.translation import gettext as _
 
 from builds.choices import (
     BENCH_OPEN,
     SERVER_TRANSITIONS,
     ServerStatus,
 )
-from builds.models import (
-    BuildStep,
-    ChassisLayout,
-    ChecklistItem,
-    Connector,
-    Installation,
-    Server,
-)
+from builds.gates import assembly_gaps, assembly_start_missing
+from builds.models import ChassisLayout, Connector, Server
 from inventory.choices import PartCategory
-from orders.models import ConfigurationLine, Order
+from orders.models import Order
 from werkbank.audit import audit
 from werkbank.choices import OrganizationKind
+from werkbank.columns import max_length
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import Organization
 from werkbank.transitions import record_transition, require_transition
+from werkbank.types import Actor
 
 
 def _chassis_layout(order: Order) -> ChassisLayout | None:
@@ -40,7 +32,7 @@ def _chassis_layout(order: Order) -> ChassisLayout | None:
 
 
 @transaction.atomic
-def servers_create_for_order(*, order: Order, actor: Any) -> list[Server]:
+def servers_create_for_order(*, order: Order, actor: Actor) -> list[Server]:
     """One server per unit of the order, each with its own connectors copied from the chassis layout.
 
     Idempotent: existing units are kept, missing ones are added, and servers created before their chassis
@@ -99,7 +91,7 @@ def lock_server(server: Server) -> Server:
 
 
 @transaction.atomic
-def server_transition(*, server: Server, actor: Any, target: str, verb: str, note: str = "") -> Server:
+def server_transition(*, server: Server, actor: Actor, target: str, verb: str, note: str = "") -> Server:
     """Move a server along the lifecycle map (`SERVER_TRANSITIONS`), audited as `server.<verb>`.
 
     The one way to change a server's status: the apps above builds (burn-in, deployment, handover) call it
@@ -133,13 +125,13 @@ def normalize_hostname(hostname: str) -> str:
             f"{hostname!r} is not a valid hostname: letters, digits and hyphens in dot-separated labels of "
             "1–63 characters, no hyphen at either end of a label (RFC 1123).",
         )
-    if len(value) > Server._meta.get_field("hostname").max_length:
+    if len(value) > max_length(Server, "hostname"):
         raise InvalidInput("hostname", f"{hostname!r} is longer than 63 characters.")
     return value
 
 
 @transaction.atomic
-def server_rename(*, server: Server, actor: Any, hostname: str) -> Server:
+def server_rename(*, server: Server, actor: Actor, hostname: str) -> Server:
     """Give a server the hostname it has in the customer's network (at deployment, say). Unique across all
     servers: a hostname in use is a 409 naming its server."""
     value = normalize_hostname(hostname)
@@ -163,16 +155,16 @@ def server_rename(*, server: Server, actor: Any, hostname: str) -> Server:
 
 
 @transaction.atomic
-def server_set_chassis_serial(*, server: Server, actor: Any, chassis_serial: str) -> Server:
+def server_set_chassis_serial(*, server: Server, actor: Actor, chassis_serial: str) -> Server:
     """Record the serial printed on a server's chassis (the admin's one editable field of a server).
 
     The serial identifies the machine for the vendor's warranty, so every change is audited. A serial that
     another server already carries is refused, naming that server.
     """
     value = (chassis_serial or "").strip()
-    max_length = Server._meta.get_field("chassis_serial").max_length
-    if len(value) > max_length:
-        raise InvalidInput("chassis_serial", f"has {len(value)} characters; at most {max_length}.")
+    limit = max_length(Server, "chassis_serial")
+    if len(value) > limit:
+        raise InvalidInput("chassis_serial", f"has {len(value)} characters; at most {limit}.")
     locked = lock_server(server)
     if value == locked.chassis_serial:
         return locked
@@ -194,7 +186,7 @@ def server_set_chassis_serial(*, server: Server, actor: Any, chassis_serial: str
 
 
 @transaction.atomic
-def server_record_burnin_power(*, server: Server, actor: Any, gpu_power_w: float | None) -> Server:
+def server_record_burnin_power(*, server: Server, actor: Actor, gpu_power_w: float | None) -> Server:
     """Keep the GPUs' measured power from the burn-in that passed on the server, where the apps that do not
     read burn-in (deployment's circuit check) find it. Audited as `server.record_burnin_power`."""
     if gpu_power_w is not None and gpu_power_w < 0:
@@ -214,7 +206,7 @@ def server_record_burnin_power(*, server: Server, actor: Any, gpu_power_w: float
 
 
 @transaction.atomic
-def server_assign_partner(*, server: Server, actor: Any, partner: Organization) -> Server:
+def server_assign_partner(*, server: Server, actor: Actor, partner: Organization) -> Server:
     """Give the build to an assembly partner; from now on its members see the server on their bench."""
     if partner.kind != OrganizationKind.PARTNER:
         raise InvalidInput("partner", f"{partner.name} is not an assembly partner.")
@@ -240,7 +232,7 @@ def server_assign_partner(*, server: Server, actor: Any, partner: Organization) 
 
 
 @transaction.atomic
-def server_start_assembly(*, server: Server, actor: Any, note: str = "") -> Server:
+def server_start_assembly(*, server: Server, actor: Actor, note: str = "") -> Server:
     """planned (or burn_in_failed, for rework) → assembling: needs an assigned partner."""
     missing = assembly_start_missing(server)
     if missing:
@@ -250,65 +242,8 @@ def server_start_assembly(*, server: Server, actor: Any, note: str = "") -> Serv
     )
 
 
-def assembly_gaps(server: Server) -> list[str]:
-    """What stands between the server and `assembled`: missing steps, uninstalled BOM, blacklisted use."""
-    return assembly_gaps_many([server])[server.pk]
-
-
-def assembly_gaps_many(servers: Sequence[Server]) -> dict[int, list[str]]:
-    """`assembly_gaps` of many servers at once (`{server id: gaps}`), in four queries however many there are:
-    the PM's pipeline shows every assembling server's gaps with it."""
-    servers = list(servers)
-    ids = [server.pk for server in servers]
-    configuration_ids = {server.order.configuration_id for server in servers}
-    logged: dict[int, set[str]] = defaultdict(set)
-    for server_id, kind in BuildStep.objects.filter(server_id__in=ids).values_list("server_id", "kind"):
-        logged[server_id].add(kind)
-    checklists: dict[int, list[ChecklistItem]] = defaultdict(list)
-    for item in ChecklistItem.objects.filter(configuration_id__in=configuration_ids):
-        checklists[item.configuration_id].append(item)
-    bills: dict[int, list[ConfigurationLine]] = defaultdict(list)
-    lines = ConfigurationLine.objects.filter(configuration_id__in=configuration_ids).select_related("part")
-    for line in lines:
-        bills[line.configuration_id].append(line)
-    installed: dict[int, Counter[int]] = defaultdict(Counter)
-    on_blacklisted: dict[int, list[str]] = defaultdict(list)
-    rows = Installation.objects.filter(server_id__in=ids, removed_at__isnull=True).values_list(
-        "server_id", "component__part_id", "component__serial", "connector__name", "connector__blacklist__id"
-    )
-    for server_id, part_id, serial, connector, blacklisted in rows:
-        installed[server_id][part_id] += 1
-        if blacklisted is not None:
-            on_blacklisted[server_id].append(
-                _("%(serial)s sits in blacklisted connector %(connector)s")
-                % {"serial": serial, "connector": connector}
-            )
-    gaps: dict[int, list[str]] = {}
-    for server in servers:
-        configuration_id = server.order.configuration_id
-        found = [
-            _("build step not logged: %(step)s") % {"step": item.get_kind_display()}
-            for item in checklists[configuration_id]
-            if item.kind not in logged[server.pk]
-        ]
-        for line in bills[configuration_id]:
-            have = installed[server.pk].get(line.part_id, 0)
-            if have < line.quantity:
-                found.append(
-                    _("%(missing)d of %(quantity)d %(mpn)s not installed")
-                    % {"missing": line.quantity - have, "quantity": line.quantity, "mpn": line.part.mpn}
-                )
-        gaps[server.pk] = found + on_blacklisted[server.pk]
-    return gaps
-
-
-def assembly_start_missing(server: Server) -> list[str]:
-    """What a server lacks before its assembly (or rework) may start: an assigned partner."""
-    return [] if server.partner_id is not None else [_("an assigned assembly partner")]
-
-
 @transaction.atomic
-def server_mark_assembled(*, server: Server, actor: Any, note: str = "") -> Server:
+def server_mark_assembled(*, server: Server, actor: Actor, note: str = "") -> Server:
     """assembling → assembled, once every required step is logged, every BOM line is installed, and no
     component sits on a blacklisted connector."""
     locked = lock_server(server)

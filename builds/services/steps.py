@@ -8,7 +8,6 @@ import warnings
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -27,6 +26,7 @@ from builds.steps import clean_step_data
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput
 from werkbank.files import save_with_file
+from werkbank.types import Actor
 
 #: What a bench photo may be, by its decoded content; the stored file is re-encoded in the same format.
 PHOTO_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png"}
@@ -80,6 +80,7 @@ def photo_check(data: bytes, *, field: str = "photo", which: str = "") -> Checke
                 if width * height > max_pixels:
                     raise _refused(field, which, too_many)
                 source_format = image.format
+                assert source_format is not None  # opened with `formats`: it names the one it decoded
                 image.load()
                 upright = ImageOps.exif_transpose(image)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
@@ -182,7 +183,7 @@ def _reencode(image: Image.Image, source_format: str) -> bytes:
 
 
 @transaction.atomic
-def photo_upload(*, server: Server, actor: Any, data: bytes, step: BuildStep | None = None) -> BuildPhoto:
+def photo_upload(*, server: Server, actor: Actor, data: bytes, step: BuildStep | None = None) -> BuildPhoto:
     """Store a bench photo under a generated name: decoded in full, bounded and re-encoded (`photo_check`).
 
     What is stored is the re-encoded image, never the upload's bytes. The file is written once the
@@ -222,7 +223,7 @@ def photo_upload(*, server: Server, actor: Any, data: bytes, step: BuildStep | N
 def step_log(
     *,
     server: Server,
-    actor: Any,
+    actor: Actor,
     kind: str,
     notes: str = "",
     data: dict | None = None,

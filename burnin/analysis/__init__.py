@@ -10,8 +10,9 @@ root port's maximum PCIe generation, the card's own lane count) and Werkbank's c
 (:class:`Expectations`: the platform's stated generation, the connector a card sits in). A Gen5 card on a
 Gen4 platform is expected to run at Gen4: that is a cap, never a downtrained link.
 
-Modules: ``context`` reads the report once (links, telemetry in one pass), ``gpu`` and ``host`` hold the
-rules, ``common`` the small helpers.
+Modules: ``context`` reads the report once (links, telemetry in one pass); the GPU rules are in ``link``
+(rules 1–5, 13), ``compute`` (6–8, 12) and ``thermal`` (9–11), the host's in ``host``, the burn-in's length
+in ``duration``; ``common`` holds the small helpers.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from burnin.analysis import duration, gpu, host
+from burnin.analysis import compute, duration, host, link, thermal
 from burnin.analysis.context import Context, Expectations, Finding, build_context
 from burnin.rules import RULES_VERSION, THRESHOLDS
 
@@ -31,17 +32,17 @@ _RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 #: The rules in the order their findings are listed (within one severity).
 RULES: tuple[Callable[[Context], Iterable[Finding]], ...] = (
     host.stage_incomplete,
-    gpu.pcie_link,
-    gpu.h2d,
-    gpu.numa,
-    gpu.tflops,
-    gpu.vram,
-    gpu.compute_errors,
-    gpu.thermal,
-    gpu.throttling,
-    gpu.power_delivery,
-    gpu.gpu_ecc,
-    gpu.replays,
+    link.pcie_link,
+    link.h2d,
+    link.numa,
+    compute.tflops,
+    compute.vram,
+    compute.compute_errors,
+    thermal.thermal,
+    thermal.throttling,
+    thermal.power_delivery,
+    compute.gpu_ecc,
+    link.replays,
     host.host_memory,
     host.telemetry_gap,
 )

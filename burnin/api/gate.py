@@ -24,8 +24,9 @@ from burnin.api.gate_serializers import (
     NoteSerializer,
     ReasonSerializer,
 )
+from burnin.gates import burnin_gate_state
 from burnin.models import Finding
-from burnin.services.gate import burnin_gate_state, finding_waive, server_fail_burnin, server_pass_burnin
+from burnin.services.gate import finding_waive, server_fail_burnin, server_pass_burnin
 from werkbank.api.permissions import require_pm
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, VisibleToMixin
 

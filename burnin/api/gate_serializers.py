@@ -47,7 +47,7 @@ class GateRunSerializer(serializers.ModelSerializer):
 
 
 class GateStateSerializer(serializers.Serializer):
-    """Where a server stands at the burn-in gate (a `burnin.services.gate.GateState`)."""
+    """Where a server stands at the burn-in gate (a `burnin.gates.GateState`)."""
 
     asset_tag = serializers.CharField(source="server.asset_tag")
     hostname = serializers.CharField(source="server.hostname")

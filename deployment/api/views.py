@@ -66,7 +66,7 @@ from deployment.services import (
 )
 from werkbank.api.permissions import require_pm
 from werkbank.api.viewsets import ScopedViewSet, VisibleToMixin
-from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.errors import InvalidInput
 
 CONFLICT = OpenApiResponse(description="A business rule refuses it: `missing` says what is needed.")
 UNKNOWN = OpenApiResponse(description="Not found, or an id in the body the caller may not see (names it).")
@@ -290,21 +290,14 @@ class NetworkViewSet(ScopedViewSet):
         payload = NetworkCreateSerializer(data=request.data, context=self.get_serializer_context())
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        server = data["server"]
-        existing = ServerNetwork.objects.filter(server=server).first()
-        if existing is not None:
-            raise RuleViolation(
-                f"Server {server.hostname} has a network record already (id {existing.pk}); change that one.",
-                missing=[f"no network record of server {server.hostname}"],
-                code="network_exists",
-            )
         network = network_set(
-            server=server,
+            server=data["server"],
             actor=request.user,
             management_ip=data["management_ip"],
             bmc_ip=data["bmc_ip"],
             bmc_mac=data["bmc_mac"],
             hostname=data.get("hostname"),
+            new=True,
             **self._secrets(data),
         )
         return self._answer(network, status.HTTP_201_CREATED)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
 from builds.choices import ServerStatus
@@ -13,10 +11,11 @@ from deployment.models import RackPlacement
 from deployment.selectors import deploy_missing
 from werkbank.audit import audit
 from werkbank.errors import RuleViolation
+from werkbank.types import Actor
 
 
 @transaction.atomic
-def server_deploy(*, server: Server, actor: Any, note: str = "") -> Server:
+def server_deploy(*, server: Server, actor: Actor, note: str = "") -> Server:
     """Deploy a server: refused (409, everything missing at once) unless it has passed burn-in, has a rack
     placement and a network record. Moves through the builds transition (`server.deploy`) and audits
     `deployment.deploy` with where it went."""

@@ -13,9 +13,10 @@ from django.db.models import Q
 from builds.models import Server
 from builds.services import lock_server, server_rename
 from deployment.models import ServerNetwork
-from werkbank.audit import audit
+from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.secrets import decrypt, encrypt
+from werkbank.types import Actor
 
 _MAC_DIGITS = re.compile(r"^[0-9a-f]{12}$")
 
@@ -65,7 +66,7 @@ def _taken(*, server: Server, management_ip: str, bmc_ip: str, bmc_mac: str) -> 
 def network_set(
     *,
     server: Server,
-    actor: Any,
+    actor: Actor,
     management_ip: str,
     bmc_ip: str,
     bmc_mac: str,
@@ -73,14 +74,23 @@ def network_set(
     bmc_username: str | None = None,
     bmc_password: str | None = None,
     clear_bmc_credentials: bool = False,
+    new: bool = False,
 ) -> ServerNetwork:
     """Record (or change) how to reach a server. Addresses are unique across every server, in either role:
-    a duplicate is a 409 naming the server that has it.
+    a duplicate is a 409 naming the server that has it. With `new` (a create, as the API's POST) a server
+    that has a record already is a 409 naming it, checked before anything else: a create never overwrites.
 
     BMC credentials are optional. Given, they are stored only as a Fernet token (`werkbank.secrets`); a
     username or password left out keeps the stored one. The audit row says whether they were set or
     cleared, never what they are.
     """
+    existing = ServerNetwork.objects.filter(server=server).first() if new else None
+    if existing is not None:
+        raise RuleViolation(
+            f"Server {server.hostname} has a network record already (id {existing.pk}); change that one.",
+            missing=[f"no network record of server {server.hostname}"],
+            code="network_exists",
+        )
     management_ip = normalize_ip("management_ip", management_ip)
     bmc_ip = normalize_ip("bmc_ip", bmc_ip)
     bmc_mac = normalize_mac(bmc_mac)
@@ -125,7 +135,7 @@ def network_set(
         network.bmc_credentials = encrypt(json.dumps({"username": username, "password": password}))
         credentials = "set"
     network.management_ip, network.bmc_ip, network.bmc_mac = management_ip, bmc_ip, bmc_mac
-    network.updated_by = actor if getattr(actor, "is_authenticated", False) else None
+    network.updated_by = user_or_none(actor)
     try:
         with transaction.atomic():
             network.save()

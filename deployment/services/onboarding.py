@@ -14,8 +14,9 @@ from builds.services import lock_server
 from deployment.choices import DEPLOYED_OR_LATER, Platform, Verification
 from deployment.models import PlatformListing
 from deployment.selectors import current_listing
-from werkbank.audit import audit
+from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.types import Actor
 
 
 def _reliability(value: Any) -> Decimal | None:
@@ -43,7 +44,7 @@ def _machine_id_taken(machine_id: str, platform: str, holder: str) -> RuleViolat
 def listing_record(
     *,
     server: Server,
-    actor: Any,
+    actor: Actor,
     platform: str,
     machine_id: str = "",
     verification: str = Verification.UNVERIFIED,
@@ -102,7 +103,7 @@ def listing_record(
         )
     if listed_on is None and platform != Platform.NONE:
         same = previous is not None and previous.platform == platform and previous.machine_id == machine_id
-        listed_on = previous.listed_on if same and previous.listed_on else today
+        listed_on = (previous.listed_on if previous is not None and same else None) or today
     for field, value in (("listed_on", listed_on), ("verified_on", verified_on)):
         if value is not None and value > today:
             raise InvalidInput(field, f"{value} lies in the future.")
@@ -118,7 +119,7 @@ def listing_record(
                 listed_on=listed_on,
                 verified_on=verified_on,
                 note=(note or "").strip(),
-                recorded_by=actor if getattr(actor, "is_authenticated", False) else None,
+                recorded_by=user_or_none(actor),
             )
     except IntegrityError:
         # Another server took the machine id between the check above and this insert.

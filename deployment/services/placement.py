@@ -18,11 +18,12 @@ from builds.models import Server
 from builds.services import lock_server
 from deployment.choices import PLACEMENT_OPEN, RackFace
 from deployment.models import PowerFeed, Rack, RackPlacement
-from deployment.selectors import feed_loads
+from deployment.selectors import FeedLoad, ServerPower, feed_loads
 from inventory.choices import PartCategory
 from werkbank.access import is_pm
-from werkbank.audit import audit
+from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
+from werkbank.types import Actor
 
 #: The name of the exclusion constraint that backs the overlap check on PostgreSQL.
 NO_OVERLAP = "deployment_rackplacement_no_overlap"
@@ -37,26 +38,24 @@ def chassis_height(server: Server) -> int:
         .select_related("part")
         .first()
     )
-    if line is None:
+    if line is None or line.part.u_height is None:  # the filter leaves out parts without a height
         raise RuleViolation(
             f"Server {server.hostname}'s configuration {server.order.configuration.name} names no "
             "chassis with a height in U, so its place in a rack cannot be known.",
             missing=["a chassis part with its height (U) on the configuration"],
             code="no_chassis_height",
         )
-    return int(line.part.u_height)
+    return line.part.u_height
 
 
 def _in_the_way(rack: Rack, lowest: int, top: int, *, excluding: int | None = None) -> RackPlacement | None:
     """The first placement of the rack that shares a U with lowest..top."""
-    return (
-        RackPlacement.objects.alias(top=F("lowest_u") + F("height_u") - 1)
-        .filter(rack=rack, lowest_u__lte=top, top__gte=lowest)
-        .exclude(server_id=excluding)
-        .select_related("server")
-        .order_by("lowest_u")
-        .first()
+    overlapping = RackPlacement.objects.alias(top=F("lowest_u") + F("height_u") - 1).filter(
+        rack=rack, lowest_u__lte=top, top__gte=lowest
     )
+    if excluding is not None:
+        overlapping = overlapping.exclude(server_id=excluding)
+    return overlapping.select_related("server").order_by("lowest_u").first()
 
 
 def _overlap_refusal(rack: Rack, lowest: int, top: int, other: RackPlacement) -> RuleViolation:
@@ -86,7 +85,7 @@ def placement_create(
     rack: Rack,
     lowest_u: int,
     feeds: Sequence[PowerFeed | int],
-    actor: Any,
+    actor: Actor,
     face: str = RackFace.FRONT,
     measured_wall_w: int | None = None,
     override_reason: str = "",
@@ -103,6 +102,69 @@ def placement_create(
         .select_related("order__configuration")
         .get(pk=server.pk)
     )
+    _check_open(locked)
+    _check_values(face=face, lowest_u=lowest_u, measured_wall_w=measured_wall_w)
+    height = chassis_height(locked)
+    top = _top_within(locked_rack, locked=locked, lowest_u=lowest_u, height=height)
+    chosen = _feeds(locked_rack, feeds)
+    other = _in_the_way(locked_rack, lowest_u, top)
+    if other is not None:
+        raise _overlap_refusal(locked_rack, lowest_u, top, other)
+
+    loads, over, override_reason = _circuit_check(
+        locked_rack,
+        locked=locked,
+        chosen=chosen,
+        measured_wall_w=measured_wall_w,
+        override_reason=override_reason,
+        actor=actor,
+    )
+
+    try:
+        with transaction.atomic():
+            placement = RackPlacement.objects.create(
+                server=locked,
+                rack=locked_rack,
+                lowest_u=lowest_u,
+                height_u=height,
+                face=face,
+                measured_wall_w=measured_wall_w,
+                power_override_reason=override_reason,
+                placed_by=user_or_none(actor),
+            )
+    except IntegrityError as error:
+        if NO_OVERLAP in str(error):
+            other = _in_the_way(locked_rack, lowest_u, top, excluding=locked.pk)
+            if other is not None:
+                raise _overlap_refusal(locked_rack, lowest_u, top, other) from None
+        raise
+    # A new placement has no feeds yet: insert the links at once (`set()` would read them first).
+    RackPlacement.feeds.through.objects.bulk_create(
+        RackPlacement.feeds.through(rackplacement=placement, powerfeed=feed) for feed in chosen
+    )
+    # The circuit check already worked out this server's wall power: every chosen feed lists it.
+    power = next(each for each in loads[0].servers if each.server_id == locked.pk)
+    audit(
+        actor=actor,
+        verb="deployment.place",
+        obj=locked,
+        after=_placement_after(
+            locked_rack,
+            lowest_u=lowest_u,
+            top=top,
+            face=face,
+            chosen=chosen,
+            power=power,
+            loads=loads,
+            over=over,
+        ),
+        note=override_reason,
+    )
+    return placement
+
+
+def _check_open(locked: Server) -> None:
+    """Refuse a server whose placement is closed (deployed or later) or that is placed already (409)."""
     if locked.status not in PLACEMENT_OPEN:
         raise RuleViolation(
             f"Server {locked.hostname} is {locked.get_status_display().lower()}; its placement is part "
@@ -118,6 +180,10 @@ def placement_create(
             missing=[f"no placement of server {locked.hostname}"],
             code="already_placed",
         )
+
+
+def _check_values(*, face: str, lowest_u: int, measured_wall_w: int | None) -> None:
+    """Refuse a face, a lowest U or a measured wall power that is not one (400 naming the field)."""
     if face not in RackFace.values:
         raise InvalidInput("face", f"must be one of {', '.join(RackFace.values)}; got {face!r}.")
     if not isinstance(lowest_u, int) or isinstance(lowest_u, bool) or lowest_u < 1:
@@ -130,7 +196,10 @@ def placement_create(
         raise InvalidInput(
             "measured_wall_w", f"must be a whole number of watts from 1 to 100000; got {measured_wall_w!r}."
         )
-    height = chassis_height(locked)
+
+
+def _top_within(locked_rack: Rack, *, locked: Server, lowest_u: int, height: int) -> int:
+    """The top U of `height` U from `lowest_u`; a 400 where the server does not fit the rack."""
     top = lowest_u + height - 1
     if height > locked_rack.height_u:
         raise InvalidInput(
@@ -145,11 +214,21 @@ def placement_create(
             f"{locked_rack.height_u}U of rack {locked_rack.name} "
             f"(the highest start is U{locked_rack.height_u - height + 1}).",
         )
-    chosen = _feeds(locked_rack, feeds)
-    other = _in_the_way(locked_rack, lowest_u, top)
-    if other is not None:
-        raise _overlap_refusal(locked_rack, lowest_u, top, other)
+    return top
 
+
+def _circuit_check(
+    locked_rack: Rack,
+    *,
+    locked: Server,
+    chosen: list[PowerFeed],
+    measured_wall_w: int | None,
+    override_reason: str,
+    actor: Actor,
+) -> tuple[list[FeedLoad], list[FeedLoad], str]:
+    """The chosen feeds' loads with the server added, those over their continuous limit, and the override
+    reason that stands (none where nothing is over). A feed over its limit is a 409 without a reason, and
+    without a PM."""
     loads = [
         load
         for load in feed_loads(
@@ -174,60 +253,43 @@ def placement_create(
             missing=["a project manager's override"],
             code="pm_only",
         )
+    return loads, over, override_reason
 
-    try:
-        with transaction.atomic():
-            placement = RackPlacement.objects.create(
-                server=locked,
-                rack=locked_rack,
-                lowest_u=lowest_u,
-                height_u=height,
-                face=face,
-                measured_wall_w=measured_wall_w,
-                power_override_reason=override_reason,
-                placed_by=actor if getattr(actor, "is_authenticated", False) else None,
-            )
-    except IntegrityError as error:
-        if NO_OVERLAP in str(error):
-            other = _in_the_way(locked_rack, lowest_u, top, excluding=locked.pk)
-            if other is not None:
-                raise _overlap_refusal(locked_rack, lowest_u, top, other) from None
-        raise
-    # A new placement has no feeds yet: insert the links at once (`set()` would read them first).
-    RackPlacement.feeds.through.objects.bulk_create(
-        RackPlacement.feeds.through(rackplacement=placement, powerfeed=feed) for feed in chosen
-    )
-    # The circuit check already worked out this server's wall power: every chosen feed lists it.
-    power = next(each for each in loads[0].servers if each.server_id == locked.pk)
-    audit(
-        actor=actor,
-        verb="deployment.place",
-        obj=locked,
-        after={
-            "rack": f"{locked_rack.site.name} / {locked_rack.name}",
-            "lowest_u": lowest_u,
-            "top_u": top,
-            "face": face,
-            "feeds": [feed.name for feed in chosen],
-            "wall_w": round(power.wall_w),
-            "wall_source": power.source,
-            "circuits": {
-                load.feed.name: {
-                    "load_w": round(load.load_w),
-                    "limit_w": round(load.limit_w),
-                    "percent_of_limit": round(load.percent_of_limit, 1),
-                }
-                for load in loads
-            },
-            "override": bool(over),
+
+def _placement_after(
+    locked_rack: Rack,
+    *,
+    lowest_u: int,
+    top: int,
+    face: str,
+    chosen: list[PowerFeed],
+    power: ServerPower,
+    loads: list[FeedLoad],
+    over: list[FeedLoad],
+) -> dict[str, Any]:
+    """The audit row's `after` of a placement: where, the feeds, the wall power and each circuit's load."""
+    return {
+        "rack": f"{locked_rack.site.name} / {locked_rack.name}",
+        "lowest_u": lowest_u,
+        "top_u": top,
+        "face": face,
+        "feeds": [feed.name for feed in chosen],
+        "wall_w": round(power.wall_w),
+        "wall_source": power.source,
+        "circuits": {
+            load.feed.name: {
+                "load_w": round(load.load_w),
+                "limit_w": round(load.limit_w),
+                "percent_of_limit": round(load.percent_of_limit, 1),
+            }
+            for load in loads
         },
-        note=override_reason,
-    )
-    return placement
+        "override": bool(over),
+    }
 
 
 @transaction.atomic
-def placement_remove(*, placement: RackPlacement, actor: Any, reason: str = "") -> None:
+def placement_remove(*, placement: RackPlacement, actor: Actor, reason: str = "") -> None:
     """Take a server that is not deployed yet out of its rack (a plan changed); audited on the server."""
     rack = Rack.objects.select_for_update(of=("self",)).get(pk=placement.rack_id)
     locked = lock_server(placement.server)

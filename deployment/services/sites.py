@@ -15,6 +15,7 @@ from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.integrity import integrity_sentence
 from werkbank.models import Organization
+from werkbank.types import Actor
 
 SITE_FIELDS = ("name", "kind", "operator", "customer", "address", "country")
 RACK_FIELDS = ("name", "height_u")
@@ -61,7 +62,7 @@ def _name_taken(message: str) -> RuleViolation:
 
 
 @transaction.atomic
-def site_create(*, actor: Any, **values: Any) -> Site:
+def site_create(*, actor: Actor, **values: Any) -> Site:
     """A room that holds racks. The EU flag follows the country (`inventory.eu`)."""
     cleaned = _clean_site(values)
     if Site.objects.filter(name=cleaned["name"]).exists():
@@ -77,7 +78,7 @@ def site_create(*, actor: Any, **values: Any) -> Site:
 
 
 @transaction.atomic
-def site_update(*, site: Site, actor: Any, **values: Any) -> Site:
+def site_update(*, site: Site, actor: Actor, **values: Any) -> Site:
     locked = Site.objects.select_for_update().get(pk=site.pk)
     merged = {field: values.get(field, getattr(locked, field)) for field in SITE_FIELDS}
     cleaned = _clean_site(merged)
@@ -104,7 +105,7 @@ def _height(value: Any) -> int:
 
 
 @transaction.atomic
-def rack_create(*, site: Site, actor: Any, name: str, height_u: int = 42) -> Rack:
+def rack_create(*, site: Site, actor: Actor, name: str, height_u: int = 42) -> Rack:
     name = _text("name", name)
     height_u = _height(height_u)
     if Rack.objects.filter(site=site, name=name).exists():
@@ -120,7 +121,7 @@ def rack_create(*, site: Site, actor: Any, name: str, height_u: int = 42) -> Rac
 
 
 @transaction.atomic
-def rack_update(*, rack: Rack, actor: Any, name: str | None = None, height_u: int | None = None) -> Rack:
+def rack_update(*, rack: Rack, actor: Actor, name: str | None = None, height_u: int | None = None) -> Rack:
     """Rename a rack or change its height; it cannot shrink below the highest placed server."""
     locked = Rack.objects.select_for_update(of=("self",)).select_related("site").get(pk=rack.pk)
     new_name = locked.name if name is None else _text("name", name)
@@ -168,7 +169,7 @@ def _clean_feed(values: dict[str, Any]) -> dict[str, Any]:
 
 
 @transaction.atomic
-def feed_create(*, rack: Rack, actor: Any, **values: Any) -> PowerFeed:
+def feed_create(*, rack: Rack, actor: Actor, **values: Any) -> PowerFeed:
     """A circuit into the rack. Its continuous limit is 0.8 × V × A × phases."""
     cleaned = _clean_feed(values)
     locked = Rack.objects.select_for_update().get(pk=rack.pk)
@@ -180,7 +181,7 @@ def feed_create(*, rack: Rack, actor: Any, **values: Any) -> PowerFeed:
 
 
 @transaction.atomic
-def feed_update(*, feed: PowerFeed, actor: Any, **values: Any) -> PowerFeed:
+def feed_update(*, feed: PowerFeed, actor: Actor, **values: Any) -> PowerFeed:
     """Change a circuit. A change that would leave its servers above the continuous limit is refused."""
     rack = Rack.objects.select_for_update().get(pk=feed.rack_id)
     locked = PowerFeed.objects.select_for_update().get(pk=feed.pk)
@@ -212,7 +213,7 @@ def feed_update(*, feed: PowerFeed, actor: Any, **values: Any) -> PowerFeed:
 
 
 @transaction.atomic
-def feed_delete(*, feed: PowerFeed, actor: Any) -> None:
+def feed_delete(*, feed: PowerFeed, actor: Actor) -> None:
     """Remove a circuit that no placement uses."""
     rack = Rack.objects.select_for_update().get(pk=feed.rack_id)
     users = list(

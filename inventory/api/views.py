@@ -56,7 +56,6 @@ from inventory.models import (
 from inventory.packing import parse_csv, parse_scanner
 from inventory.selectors import lot_component_counts, lot_labels_pdf
 from inventory.services import (
-    PO_TRANSITION_SERVICES,
     label_batch_request,
     part_create,
     part_update,
@@ -65,9 +64,11 @@ from inventory.services import (
     supplier_create,
     supplier_update,
 )
+from inventory.services.purchase_orders import PO_TRANSITION_SERVICES
 from werkbank.access import Purpose
 from werkbank.api.pagination import KeysetOrOffsetPagination
 from werkbank.api.parsers import FormParser, JSONParser, MultiPartParser
+from werkbank.api.transitions import transition_action
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet, VisibleToMixin
 
 
@@ -112,19 +113,10 @@ class SupplierViewSet(ScopedViewSet):
 
 def _po_action(name: str) -> Any:
     """The POST action for one PO transition."""
-    service = PO_TRANSITION_SERVICES[name]
     body = {"send": POSendSerializer, "cancel": ReasonSerializer}.get(name, NoteSerializer)
-
-    @extend_schema(request=body, responses={200: PurchaseOrderSerializer}, summary=service.__doc__)
-    def transition(self: PurchaseOrderViewSet, request: Request, pk: str | None = None) -> Response:
-        po = self.get_object()
-        payload = body(data=request.data)
-        payload.is_valid(raise_exception=True)
-        service(po=po, actor=request.user, **payload.validated_data)
-        return Response(self.get_serializer(self.get_queryset().get(pk=po.pk)).data)
-
-    transition.__name__ = name
-    return action(detail=True, methods=["post"])(transition)
+    return transition_action(
+        name, service=PO_TRANSITION_SERVICES[name], subject="po", body=body, response=PurchaseOrderSerializer
+    )
 
 
 class PurchaseOrderViewSet(

@@ -44,6 +44,7 @@ from orders.services import (
 )
 from werkbank.access import is_pm
 from werkbank.api.serializers import AuditEventSerializer
+from werkbank.api.transitions import transition_action
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet
 from werkbank.audiences import audiences_of
 
@@ -75,22 +76,13 @@ class ServerConfigurationViewSet(ScopedViewSet):
 
 
 def _transition_action(name: str) -> Any:
-    """Build the POST action for one transition; its body is a note, or a reason where one is required."""
-    input_serializer = {"approve": ApproveSerializer, "procure": ProcureSerializer}.get(
+    """The POST action for one transition; its body is a note, or a reason where one is required."""
+    body = {"approve": ApproveSerializer, "procure": ProcureSerializer}.get(
         name, ReasonSerializer if name in REASON_REQUIRED else TransitionSerializer
     )
-    service = TRANSITION_SERVICES[name]
-
-    @extend_schema(request=input_serializer, responses={200: OrderSerializer}, summary=service.__doc__)
-    def transition(self: OrderViewSet, request: Request, pk: str | None = None) -> Response:
-        order = self.get_object()
-        payload = input_serializer(data=request.data, context=self.get_serializer_context())
-        payload.is_valid(raise_exception=True)
-        order = service(order=order, actor=request.user, **payload.validated_data)
-        return Response(OrderSerializer(self._reload(order), context=self.get_serializer_context()).data)
-
-    transition.__name__ = name
-    return action(detail=True, methods=["post"], url_path=name.replace("_", "-"))(transition)
+    return transition_action(
+        name, service=TRANSITION_SERVICES[name], subject="order", body=body, response=OrderSerializer
+    )
 
 
 class OrderViewSet(ScopedViewSet):
@@ -110,9 +102,6 @@ class OrderViewSet(ScopedViewSet):
         serializer.instance = order_update(
             order=serializer.instance, actor=self.request.user, **serializer.validated_data
         )
-
-    def _reload(self, order: Order) -> Order:
-        return self.get_queryset().get(pk=order.pk)
 
     submit = _transition_action("submit")
     approve = _transition_action("approve")

@@ -17,6 +17,7 @@ from orders.models import (
 )
 from werkbank.audit import audit
 from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.types import Actor
 
 
 def _check_psu_layout(*, psu_count: int, psu_rating_w: int, psu_redundant: int) -> None:
@@ -59,7 +60,7 @@ def _check_burnin_hours(burnin_hours: int) -> None:
 @transaction.atomic
 def configuration_create(
     *,
-    actor: Any,
+    actor: Actor,
     name: str,
     psu_count: int,
     psu_rating_w: int,
@@ -98,7 +99,7 @@ def configuration_create(
 def configuration_update(
     *,
     configuration: ServerConfiguration,
-    actor: Any,
+    actor: Actor,
     lines: Iterable[tuple[Part, int]] | None = None,
     **fields: Any,
 ) -> ServerConfiguration:

@@ -11,13 +11,13 @@ from django.utils import translation
 
 from orders.choices import (
     REASON_REQUIRED,
-    STATUS_LABELS_DE,
     OrderStatus,
 )
 from orders.models import (
     Order,
     StatusNotice,
 )
+from werkbank.choices import label_of
 from werkbank.models import AuditEvent
 
 
@@ -47,19 +47,19 @@ def order_status_notice_send(*, event_id: int) -> StatusNotice | None:
         return None
     if recipients:
         language = order.customer.language or "en"
-        labels = STATUS_LABELS_DE if language == "de" else {s.value: s.label for s in OrderStatus}
-        context = {
-            "order": order,
-            "before": labels.get(event.before.get("status", ""), ""),
-            "after": labels[event.after["status"]],
-            # A rejection's or cancellation's reason is addressed to the customer; any other transition's
-            # note (an override reason, a PM's remark) is internal to the builder (werkbank/audiences.py).
-            "note": event.note if event.verb.removeprefix("order.") in REASON_REQUIRED else "",
-            "when": event.created_at,
-            # The customer's page of the order in the portal (WERKBANK_PUBLIC_URL is where they reach us).
-            "portal_url": settings.WERKBANK_PUBLIC_URL + reverse("portal:order", args=[order.pk]),
-        }
-        with translation.override(language):
+        with translation.override(language):  # the statuses' labels in the customer's language, too
+            context = {
+                "order": order,
+                "before": label_of(OrderStatus, event.before.get("status", "")),
+                "after": label_of(OrderStatus, event.after["status"]),
+                # A rejection's or cancellation's reason is addressed to the customer; any other
+                # transition's note (an override reason, a PM's remark) is internal to the builder
+                # (werkbank/audiences.py).
+                "note": event.note if event.verb.removeprefix("order.") in REASON_REQUIRED else "",
+                "when": event.created_at,
+                # The customer's page of the order in the portal (WERKBANK_PUBLIC_URL is where they reach us).
+                "portal_url": settings.WERKBANK_PUBLIC_URL + reverse("portal:order", args=[order.pk]),
+            }
             subject = render_to_string(f"emails/order_status_subject.{language}.txt", context).strip()
             body = render_to_string(f"emails/order_status.{language}.txt", context)
         send_mail(subject, body, None, recipients)

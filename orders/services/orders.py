@@ -20,6 +20,7 @@ from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import Organization
 from werkbank.services import next_reference
+from werkbank.types import Actor
 
 #: The shortest burn-in any customer is promised: all GPUs under full load for 72 h (seed 001).
 MIN_BURNIN_HOURS = 72
@@ -58,7 +59,7 @@ def _check_burnin_hours(burnin_hours: int) -> None:
 @transaction.atomic
 def order_create(
     *,
-    actor: Any,
+    actor: Actor,
     customer: Organization,
     configuration: ServerConfiguration,
     server_count: int,
@@ -104,7 +105,7 @@ def order_create(
 
 
 @transaction.atomic
-def order_update(*, order: Order, actor: Any, **fields: Any) -> Order:
+def order_update(*, order: Order, actor: Actor, **fields: Any) -> Order:
     """Change an order's terms while it is a draft (its circuit also in ROI review, its spares until
     procurement). The status changes only through transitions."""
     locked = Order.objects.select_for_update().get(pk=order.pk)

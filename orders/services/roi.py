@@ -20,6 +20,7 @@ from orders.models import (
 )
 from werkbank.audit import audit, audit_value, user_or_none
 from werkbank.errors import InvalidInput
+from werkbank.types import Actor
 
 
 def roi_inputs(**values: Any) -> formulas.ROIInputs:
@@ -28,7 +29,8 @@ def roi_inputs(**values: Any) -> formulas.ROIInputs:
     if unknown:
         raise InvalidInput(sorted(unknown)[0], "is not an ROI input.")
     values.setdefault("target_payback_months", settings.WERKBANK_PAYBACK_TARGET_MONTHS)
-    converted = {
+    # Any: the values are the caller's, as given; the dataclass checks each against its bounds.
+    converted: dict[str, Any] = {
         key: (
             None if value is None else int(value) if key in {"gpu_count", "horizon_months"} else float(value)
         )
@@ -51,15 +53,19 @@ def roi_preview(**values: Any) -> formulas.ROIResult:
         raise InvalidInput(exc.field, exc.message) from exc
 
 
+def _quantized(value: float, places: str) -> Decimal:
+    return Decimal(str(value)).quantize(Decimal(places), rounding=ROUND_HALF_UP)
+
+
 def _decimal(value: float | None, places: str) -> Decimal | None:
     if value is None or math.isinf(value) or math.isnan(value):
         return None
-    return Decimal(str(value)).quantize(Decimal(places), rounding=ROUND_HALF_UP)
+    return _quantized(value, places)
 
 
 @transaction.atomic
 def roi_assess(
-    *, order: Order, actor: Any, currency: str = "EUR", note: str = "", **values: Any
+    *, order: Order, actor: Actor, currency: str = "EUR", note: str = "", **values: Any
 ) -> ROIAssessment:
     """Save a new version of the order's ROI assessment, with its computed outputs."""
     locked = Order.objects.select_for_update().get(pk=order.pk)
@@ -73,7 +79,7 @@ def roi_assess(
         note=note,
         currency=currency,
         **{key: values[key] for key in ROI_INPUT_FIELDS if key in values},
-        target_payback_months=_decimal(inputs.target_payback_months, "0.1"),
+        target_payback_months=_quantized(inputs.target_payback_months, "0.1"),  # finite: ROIInputs bounds it
         hours_per_month=result.hours_per_month,
         revenue_month=_decimal(result.revenue_month, "0.01"),
         energy_month=_decimal(result.energy_month, "0.01"),
@@ -105,7 +111,7 @@ ARCHITECTURE_FIELDS = ("params_b", "layers", "kv_heads", "head_dim")
 
 
 @transaction.atomic
-def workload_set(*, order: Order, actor: Any, **values: Any) -> Workload:
+def workload_set(*, order: Order, actor: Actor, **values: Any) -> Workload:
     """Record (or replace) the customer's workload for the VRAM sizing check."""
     from orders.selectors import sizing_inputs
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import translation
 
-from inventory.models import Part
+from inventory.models import Part, Supplier
 from inventory.services import po_create
 from orders import gates
 from orders.choices import (
@@ -27,12 +27,13 @@ from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import AuditEvent, Organization
 from werkbank.tasks import enqueue_on_commit
 from werkbank.transitions import record_transition, require_transition
+from werkbank.types import Actor
 
 
 def _transition(
     *,
     order: Order,
-    actor: Any,
+    actor: Actor,
     target: str,
     verb: str,
     note: str = "",
@@ -72,9 +73,7 @@ def _transition(
 
 
 def _notify_on_commit(event: AuditEvent) -> None:
-    from orders.tasks import order_status_notify_task
-
-    enqueue_on_commit(order_status_notify_task, event_id=event.pk)
+    enqueue_on_commit("orders.tasks.order_status_notify_task", event_id=event.pk)
 
 
 def _require_reason(reason: str, *, field: str = "reason") -> str:
@@ -96,7 +95,7 @@ def _check_bill_of_materials(order: Order) -> None:
 
 
 @transaction.atomic
-def order_submit(*, order: Order, actor: Any, note: str = "") -> Order:
+def order_submit(*, order: Order, actor: Actor, note: str = "") -> Order:
     """draft → roi_review: the configuration must name its GPUs and its chassis."""
     return _transition(
         order=order,
@@ -115,7 +114,7 @@ def _approval_gate(order: Order) -> list[str]:
 
 
 @transaction.atomic
-def order_approve(*, order: Order, actor: Any, note: str = "", override_reason: str = "") -> Order:
+def order_approve(*, order: Order, actor: Actor, note: str = "", override_reason: str = "") -> Order:
     """roi_review → approved, through the gate: the latest ROI pays back within the target, the workload
     fits the VRAM, and the power budget holds. A PM may override failed checks with a written reason,
     which is audited with the checks it overrode and shown on the order. The checks' sentences speak the
@@ -156,13 +155,13 @@ def order_approve(*, order: Order, actor: Any, note: str = "", override_reason: 
 
 
 @transaction.atomic
-def order_reject(*, order: Order, actor: Any, reason: str) -> Order:
+def order_reject(*, order: Order, actor: Actor, reason: str) -> Order:
     """roi_review → rejected, with the reason recorded."""
     reason = _require_reason(reason)
     return _transition(order=order, actor=actor, target=OrderStatus.REJECTED, verb="reject", note=reason)
 
 
-def procurement_plan(order: Order) -> dict[Any, list[tuple[Part, int, Decimal]]]:
+def procurement_plan(order: Order) -> dict[Supplier, list[tuple[Part, int, Decimal]]]:
     """The POs an order needs: configuration × servers, plus the order's spare percentage (rounded up per
     part), grouped by each part's preferred supplier. Refuses, listing them, parts with no preferred supplier
     or no list price."""
@@ -176,18 +175,20 @@ def procurement_plan(order: Order) -> dict[Any, list[tuple[Part, int, Decimal]]]
             missing=missing,
             code="purchasing_data_missing",
         )
-    plan: dict[Any, list[tuple[Part, int, Decimal]]] = {}
+    plan: dict[Supplier, list[tuple[Part, int, Decimal]]] = {}
     for line in lines:
+        supplier, price = line.part.preferred_supplier, line.part.list_price
+        assert supplier is not None and price is not None  # purchasing_data_missing refused the order
         base = line.quantity * order.server_count
         # Integer arithmetic: ceil(base × (1 + spare/100)) without float rounding surprises.
         quantity = base + -(-base * order.spare_percent // 100)
-        plan.setdefault(line.part.preferred_supplier, []).append((line.part, quantity, line.part.list_price))
+        plan.setdefault(supplier, []).append((line.part, quantity, price))
     return plan
 
 
 @transaction.atomic
 def order_procure(
-    *, order: Order, actor: Any, note: str = "", deliver_to: Organization | None = None
+    *, order: Order, actor: Actor, note: str = "", deliver_to: Organization | None = None
 ) -> Order:
     """approved → procurement: draft one purchase order per preferred supplier and link them to the order.
 
@@ -220,7 +221,7 @@ def order_procure(
 
 
 @transaction.atomic
-def order_start_assembly(*, order: Order, actor: Any, note: str = "") -> Order:
+def order_start_assembly(*, order: Order, actor: Actor, note: str = "") -> Order:
     """procurement → assembly."""
     return _transition(
         order=order, actor=actor, target=OrderStatus.ASSEMBLY, verb="start_assembly", note=note
@@ -228,13 +229,13 @@ def order_start_assembly(*, order: Order, actor: Any, note: str = "") -> Order:
 
 
 @transaction.atomic
-def order_start_burn_in(*, order: Order, actor: Any, note: str = "") -> Order:
+def order_start_burn_in(*, order: Order, actor: Actor, note: str = "") -> Order:
     """assembly → burn_in."""
     return _transition(order=order, actor=actor, target=OrderStatus.BURN_IN, verb="start_burn_in", note=note)
 
 
 @transaction.atomic
-def order_start_deployment(*, order: Order, actor: Any, note: str = "") -> Order:
+def order_start_deployment(*, order: Order, actor: Actor, note: str = "") -> Order:
     """burn_in → deployment."""
     return _transition(
         order=order, actor=actor, target=OrderStatus.DEPLOYMENT, verb="start_deployment", note=note
@@ -242,19 +243,19 @@ def order_start_deployment(*, order: Order, actor: Any, note: str = "") -> Order
 
 
 @transaction.atomic
-def order_hand_over(*, order: Order, actor: Any, note: str = "") -> Order:
+def order_hand_over(*, order: Order, actor: Actor, note: str = "") -> Order:
     """deployment → handed_over."""
     return _transition(order=order, actor=actor, target=OrderStatus.HANDED_OVER, verb="hand_over", note=note)
 
 
 @transaction.atomic
-def order_close(*, order: Order, actor: Any, note: str = "") -> Order:
+def order_close(*, order: Order, actor: Actor, note: str = "") -> Order:
     """handed_over → closed."""
     return _transition(order=order, actor=actor, target=OrderStatus.CLOSED, verb="close", note=note)
 
 
 @transaction.atomic
-def order_cancel(*, order: Order, actor: Any, reason: str) -> Order:
+def order_cancel(*, order: Order, actor: Actor, reason: str) -> Order:
     """draft, roi_review, approved or procurement → cancelled, with the reason recorded."""
     reason = _require_reason(reason)
     return _transition(order=order, actor=actor, target=OrderStatus.CANCELLED, verb="cancel", note=reason)

@@ -1,4 +1,5 @@
-"""Indexes of the global search (portal/search.py) on the tables it reads, on both database backends.
+"""Indexes of the global search (pm/search.py; these indexes stay in the portal's migration, where existing databases
+have them recorded, since the search moved from the portal to pm) on the tables it reads, on both database backends.
 
 - Exact matches compare in upper case, so each identifier without a case rule of its own gets a B-tree index
   on UPPER(...): server hostnames and asset tags, and lot codes (SQLite has expression indexes too).
@@ -12,7 +13,7 @@
   search scans, which is fast enough at demo size.
 
 The indexes live here, as SQL, rather than in the models' Meta: a GIN operator class has no SQLite
-equivalent, and the search that needs them is the portal's.
+equivalent, and the search that needs them spans apps.
 """
 
 from django.db import migrations

@@ -24,15 +24,16 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from builds.choices import ServerStatus
 from builds.models import Server
+from orders.choices import OrderStatus
 from orders.models import Order
 from portal import selectors
 from portal.customer import (
     BURNIN_RESULT_LABELS,
     EVENT_TEXTS,
-    ORDER_STATUS_LABELS,
     PART_CATEGORY_LABELS,
-    SERVER_STATUS_LABELS,
+    SERVER_STAGES,
     SEVERITY_LABELS,
     SLOT_KIND_LABELS,
     order_stages,
@@ -41,6 +42,7 @@ from portal.customer import (
 )
 from portal.views.documents import documents_context
 from portal.views.warranty import warranty_context
+from werkbank.choices import label_of
 from werkbank.errors import DomainError
 from werkbank.services import api_token_create, api_token_revoke, live_api_tokens
 
@@ -71,7 +73,7 @@ def _server_rows(servers: Any) -> list[dict[str, Any]]:
             hostname=server.hostname,
             asset_tag=server.asset_tag,
             status=server.status,
-            status_label=SERVER_STATUS_LABELS.get(server.status, server.status),
+            status_label=label_of(ServerStatus, server.status, server.status),
             url=reverse("portal:server", args=[server.pk]),
         )
         for server in servers
@@ -96,11 +98,15 @@ def orders_page(request: HttpRequest) -> HttpResponse:
             configuration=order.configuration.name,
             server_count=order.server_count,
             status=order.status,
-            status_label=ORDER_STATUS_LABELS.get(order.status, order.status),
+            status_label=label_of(OrderStatus, order.status, order.status),
             stages=order_stages(order.status),
             servers_by_stage=[
-                {"status": status, "label": label, "count": by_stage[order.pk][status]}
-                for status, label in SERVER_STATUS_LABELS.items()
+                {
+                    "status": status,
+                    "label": label_of(ServerStatus, status),
+                    "count": by_stage[order.pk][status],
+                }
+                for status in SERVER_STAGES
                 if by_stage[order.pk].get(status)
             ],
             last_change=changed.get(order.pk, order.created_at),
@@ -194,7 +200,7 @@ def order_page(request: HttpRequest, order_id: int) -> HttpResponse:
             when=event.created_at,
             text=EVENT_TEXTS[event.verb],
             status=event.after.get("status", ""),
-            status_label=ORDER_STATUS_LABELS.get(event.after.get("status", ""), ""),
+            status_label=label_of(OrderStatus, event.after.get("status", "")),
         )
         for event in selectors.order_timeline(order)
     ]
@@ -210,7 +216,7 @@ def order_page(request: HttpRequest, order_id: int) -> HttpResponse:
             server_count=order.server_count,
             warranty_months=order.warranty_months,
             status=order.status,
-            status_label=ORDER_STATUS_LABELS.get(order.status, order.status),
+            status_label=label_of(OrderStatus, order.status, order.status),
             stages=order_stages(order.status),
             created_at=order.created_at,
             last_change=events[-1]["when"] if events else order.created_at,
@@ -275,7 +281,7 @@ def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
             asset_tag=server.asset_tag,
             chassis_serial=server.chassis_serial,
             status=server.status,
-            status_label=SERVER_STATUS_LABELS.get(server.status, server.status),
+            status_label=label_of(ServerStatus, server.status, server.status),
             order_reference=server.order.reference,
             order_url=reverse("portal:order", args=[server.order_id]),
         ),

@@ -13,8 +13,8 @@ from builds.models import Allocation, Installation
 from inventory.choices import ComponentStatus
 from inventory.models import Component
 from tests import factories
-from tests.builds.conftest import GPUS_L1, post
-from tests.conftest import api_client
+from tests.builds.bench_rig import GPUS_L1, post
+from tests.tenants_rig import api_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,8 +8,8 @@ from django.db import DatabaseError, transaction
 from builds.api.views import ConnectorViewSet
 from builds.models import ConnectorBlacklist, Installation
 from builds.services import photo_upload
-from tests.builds.conftest import blacklist, connector_map, get, install, png, post, snapshot
-from tests.conftest import api_client
+from tests.builds.bench_rig import blacklist, connector_map, get, install, png, post, snapshot
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 from werkbank.urls import api_router as router
 

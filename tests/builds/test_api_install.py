@@ -11,7 +11,7 @@ from builds.models import Allocation, Installation
 from inventory.choices import ComponentStatus
 from inventory.models import Component
 from tests import factories
-from tests.builds.conftest import (
+from tests.builds.bench_rig import (
     DIMMS,
     GPU_L2,
     GPUS_L1,

@@ -10,8 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from builds.choices import BuildStepKind
 from builds.models import BuildPhoto, BuildStep
-from tests.builds.conftest import JPEG, get, pixels, png, post, snapshot
-from tests.conftest import api_client
+from tests.builds.bench_rig import JPEG, get, pixels, png, post, snapshot
+from tests.tenants_rig import api_client
 
 pytestmark = pytest.mark.django_db
 
@@ -264,7 +264,8 @@ DEEP_OBJECT = '{"a":' * 100 + "1" + "}" * 100
     ],
 )
 def test_a_step_refuses_nan_and_deep_json_naming_the_field(bench, data, message):
-    """The same sentences as the bench form's (tests/builds/test_pages_bench.py): one validator for both."""
+    """The same sentences as the bench form's (tests/builds/test_pages_bench_steps.py): one validator for
+    both."""
     before = snapshot()
     response = post(bench.t.user_p, bench.url("steps/"), {"kind": "note", "data": data}, format="multipart")
     assert response.status_code == 400

@@ -8,7 +8,7 @@ import pytest
 from builds.models import Allocation, Installation
 from inventory.choices import PartCategory
 from tests import factories
-from tests.builds.conftest import post, snapshot
+from tests.builds.bench_rig import post, snapshot
 
 pytestmark = pytest.mark.django_db
 

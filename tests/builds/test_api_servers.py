@@ -7,8 +7,8 @@ import pytest
 from builds.choices import ServerStatus
 from builds.services import server_assign_partner, servers_create_for_order
 from tests import factories
-from tests.builds.conftest import CHASSIS, DIMMS, GPUS_L1, blacklist, get, install, post, snapshot
-from tests.conftest import api_client
+from tests.builds.bench_rig import CHASSIS, DIMMS, GPUS_L1, blacklist, get, install, post, snapshot
+from tests.tenants_rig import api_client
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from builds.models import Installation, Server
-from tests.builds.conftest import get, post, snapshot
-from tests.conftest import api_client
+from tests.builds.bench_rig import get, post, snapshot
+from tests.tenants_rig import api_client
 from werkbank.access import Purpose
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from reportlab.lib.units import mm
 
 from builds.services import server_remove
 from inventory.labels import Label, parse_qr_payload, qr_payload, render_component_label
-from tests.builds.test_pages_bench import installed, logged_in, make_build
+from tests.builds.bench_page_rig import installed, logged_in, make_build
 from tests.inventory.test_labels import QR_OPS, decode, modules_from_ops
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from orders import gates
 from orders.choices import OrderStatus
 from orders.models import Order
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ import pytest
 from builds.choices import ServerStatus
 from builds.models import Server
 from tests import factories
-from tests.builds.test_pages_bench import installed, logged_in, make_build
+from tests.builds.bench_page_rig import installed, logged_in, make_build
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
 from builds.models import BuildPhoto
-from tests.builds.conftest import pixels, png, post, snapshot
+from tests.builds.bench_rig import pixels, png, post, snapshot
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

@@ -4,44 +4,38 @@ Seed 003's report goes in as the probe sends it (gzip, Idempotency-Key) and come
 stages, six GPU results linked to the installed GPUs, every telemetry sample, the BMC events and the
 analysis' findings. A repeat adds nothing; a bad report, a stranger, a customer, a server in the wrong
 status or a mismatched key stores nothing.
+
+Bad reports: test_api_ingest_refusals.py; the telemetry rows: test_api_ingest_telemetry.py.
 """
 
 from __future__ import annotations
 
-import copy
 import gzip
 import hashlib
-import io
 import json
-import struct
-import threading
-import tracemalloc
-import zlib
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import UTC, datetime
 
 import pytest
 from django.core.files.storage import default_storage
-from django.db import connection, connections
 
 from builds.choices import ServerStatus
 from builds.models import Server
 from burnin import analysis
-from burnin.models import BurnInRun, Finding, GpuResult, TelemetrySample
-from burnin.services import ingest, samples
-from probe.schema import load_schema
-from probe.validate import Validator
-from tests.burnin.rig import (
+from burnin.models import BurnInRun, Finding, GpuResult
+from tests.burnin.ingest_rig import (
     Rig,
+    _ingest,
+    _seed,
     counts,
     encode,
+    expected_samples,
     make_rig,
     post_report,
     seed003_bytes,
     stored_files,
+    stored_samples,
 )
-from tests.conftest import api_client
-from werkbank.errors import InvalidInput
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -50,37 +44,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def rig(tenants) -> Rig:
     return make_rig(tenants)
-
-
-def _seed() -> dict[str, Any]:
-    return json.loads(seed003_bytes())
-
-
-def _ingest(rig: Rig, capture: Any, raw: bytes | None = None, user: Any = None, **kwargs: Any) -> Any:
-    with capture(execute=True):  # the report's file is written after the commit
-        return post_report(user or rig.t.user_p, rig.url(), raw or seed003_bytes(), **kwargs)
-
-
-def expected_samples(report: dict[str, Any]) -> list[tuple]:
-    """The telemetry as rows, computed from the report independently of the ingest: (GPU, time, values)."""
-    telemetry = report["telemetry"]
-    names = telemetry["gpu_columns"]
-    t0 = datetime.strptime(telemetry["t0"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    mapping = ["temp_c", "tlimit_c", "power_w", "sm_mhz", "util_pct", "clocks_event_mask", "pcie_gen"]
-    mapping.append("pcie_width")
-    rows = []
-    for key, series in telemetry["gpu_series"].items():
-        for row in series:
-            value = dict(zip(names, row, strict=True))
-            at = t0 + timedelta(seconds=value["t_offset_s"])
-            rows.append((int(key), at, *(value.get(name) for name in mapping)))
-    return sorted(rows, key=lambda r: (r[0], r[1]))
-
-
-def stored_samples(run: BurnInRun) -> list[tuple]:
-    fields = ["gpu_index", "at", "temp_c", "margin_c", "power_w", "sm_mhz", "util_pct", "clock_event_mask"]
-    fields += ["pcie_gen", "pcie_width"]
-    return list(TelemetrySample.objects.filter(run=run).order_by("gpu_index", "at").values_list(*fields))
 
 
 # --- Seed 003 end to end -------------------------------------------------------------------------------
@@ -220,162 +183,6 @@ def test_a_pm_may_post_and_a_server_in_burn_in_stays_there(rig, django_capture_o
     assert not AuditEvent.objects.for_object(rig.server).filter(verb="server.start_burn_in").exists()
 
 
-# --- Bad reports store nothing -------------------------------------------------------------------------
-
-
-def _set(path: list[Any], value: Any) -> Any:
-    def change(report: dict) -> None:
-        node = report
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = value
-
-    return change
-
-
-def _drop(key: str) -> Any:
-    return lambda report: report.pop(key)
-
-
-def _short_row(report: dict) -> None:
-    report["telemetry"]["gpu_series"]["2"][4].pop()
-
-
-def _twice(report: dict) -> None:
-    report["gpus"][5]["index"] = 4
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        (
-            _set(["gpus", 0, "pcie", "idle", "width"], "x16"),
-            "$.gpus[0].pcie.idle.width: expected integer or null, got string",
-        ),
-        (
-            _set(["telemetry", "gpu_series", "3", 7, 1], "88"),
-            "$.telemetry.gpu_series['3'][7][1]: expected number or null, got string",
-        ),
-        (
-            _set(["telemetry", "gpu_series", "1", 2], 17),
-            "$.telemetry.gpu_series['1'][2]: expected array, got integer",
-        ),
-        (_set(["stages", 3, "status"], "crashed"), "$.stages[3].status: 'crashed' is not one of"),
-        (_drop("stages"), "$: required property 'stages' is missing"),
-        (_short_row, "$.telemetry.gpu_series['2'][4]: has 14 values, expected 15"),
-        (_twice, "$.gpus[5].index: GPU index 4 appears twice"),
-        (
-            _set(["telemetry", "gpu_series", "0", 5, 0], None),
-            "$.telemetry.gpu_series['0'][5][0]: t_offset_s is null.",
-        ),
-        (
-            _set(["probe", "ended_at"], "2026-08-14T05:59:59Z"),
-            "$.probe.ended_at: is before $.probe.started_at.",
-        ),
-    ],
-)
-def test_a_malformed_report_answers_400_with_the_json_path_and_stores_nothing(
-    rig, django_capture_on_commit_callbacks, change, message
-):
-    report = _seed()
-    change(report)
-    before = counts()
-
-    response = _ingest(rig, django_capture_on_commit_callbacks, raw=encode(report))
-
-    assert response.status_code == 400, response.content
-    assert list(response.json()) == ["report"]
-    assert response.json()["report"][0].startswith(message), response.json()
-    assert counts() == before and stored_files() == []
-    rig.server.refresh_from_db()
-    assert rig.server.status == ServerStatus.ASSEMBLED
-
-
-def test_schema_errors_read_as_the_probes_validator_words_them():
-    """The server's first error is the probe's (`python -m probe validate`), telemetry rows included."""
-    report = _seed()
-    report["telemetry"]["gpu_series"]["0"][3][2] = True
-    report["telemetry"]["gpu_series"]["4"][9] = "row"
-    report["gpus"][1]["thermal"]["peak_gpu_c"] = "hot"
-    probe_errors = Validator(load_schema()).errors(report)
-    assert {str(e) for e in ingest.validation_errors(report)} == {str(e) for e in probe_errors}
-    assert len(probe_errors) == 3
-    assert ingest.validation_errors(_seed()) == []
-
-
-def test_not_json_and_an_empty_body_are_400(rig):
-    response = post_report(rig.t.user_p, rig.url(), b"\xff{not json", gzip_body=False)
-    assert response.status_code == 400
-    assert response.json()["report"][0].startswith("$: not valid JSON")
-    deep = post_report(rig.t.user_p, rig.url(), b"[" * 200_000 + b"]" * 200_000, gzip_body=False)
-    assert deep.status_code == 400 and deep.json()["report"][0].startswith("$: not valid JSON")
-    empty = api_client(rig.t.user_p).post(rig.url(), b"", content_type="application/json")
-    assert empty.status_code == 400 and "empty" in empty.json()["report"][0]
-    assert BurnInRun.objects.count() == 0
-
-
-def test_gzip_that_is_not_gzip_or_is_cut_short_is_400(rig):
-    raw = seed003_bytes()
-    headers = {"Content-Encoding": "gzip"}
-    client = api_client(rig.t.user_p)
-    response = client.post(rig.url(), raw, content_type="application/json", headers=headers)
-    assert response.status_code == 400 and "Content-Encoding" in response.json()
-    cut = gzip.compress(raw)[:-100]
-    response = client.post(rig.url(), cut, content_type="application/json", headers=headers)
-    assert response.status_code == 400 and "truncated" in response.json()["report"][0]
-    response = client.post(
-        rig.url(), raw, content_type="application/json", headers={"Content-Encoding": "br"}
-    )
-    assert response.status_code == 400 and "'br' is not accepted" in response.json()["Content-Encoding"][0]
-    assert BurnInRun.objects.count() == 0
-
-
-def test_a_report_over_the_limit_and_a_zip_bomb_answer_413_naming_the_limit(rig, settings):
-    settings.WERKBANK_MAX_REPORT_BYTES = 100_000
-    bomb = gzip.compress(b" " * 50_000_000)  # 50 MB of JSON whitespace in ~50 KB
-    assert len(bomb) < 100_000
-    for body in (bomb, b" " * 100_001 + b"{}"):
-        response = api_client(rig.t.user_p).post(rig.url(), body, content_type="application/json")
-        assert response.status_code == 413, response.content
-        assert (
-            "limit of 100,000 bytes uncompressed (WERKBANK_MAX_REPORT_BYTES)" in response.json()["report"][0]
-        )
-    assert BurnInRun.objects.count() == 0
-
-
-def test_a_gzip_body_padded_with_empty_blocks_is_held_to_the_limit_too():
-    # A gzip member by hand: 30,000 empty stored deflate blocks (5 bytes each) before the real data.
-    deflate = zlib.compressobj(wbits=-zlib.MAX_WBITS)
-    body = b"\x00\x00\x00\xff\xff" * 30_000 + deflate.compress(b"{}") + deflate.flush()
-    trailer = struct.pack("<II", zlib.crc32(b"{}"), 2)
-    padded = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body + trailer
-    assert len(padded) > 100_000 and gzip.decompress(padded) == b"{}"
-    with pytest.raises(ingest.ReportTooLarge) as refused:
-        ingest.read_report_body(io.BytesIO(padded), limit=100_000)
-    assert refused.value.field_message.startswith("The gzip body is larger than the limit of 100,000 bytes")
-    assert ingest.read_report_body(io.BytesIO(padded), limit=200_000).raw == b"{}"
-
-
-def test_a_zip_bomb_is_never_inflated_past_the_limit():
-    bomb = gzip.compress(b"0" * 200_000_000, compresslevel=1)
-    tracemalloc.start()
-    with pytest.raises(ingest.ReportTooLarge):
-        ingest.read_report_body(io.BytesIO(bomb), limit=1_000_000)
-    _current, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    assert peak < 4 * len(bomb) + 4_000_000, peak  # the bomb and a few chunks, never 200 MB
-
-
-def test_the_idempotency_key_must_be_the_reports_sha256(rig, django_capture_on_commit_callbacks):
-    raw = seed003_bytes()
-    response = _ingest(rig, django_capture_on_commit_callbacks, key="0" * 64)
-    assert response.status_code == 400
-    assert "must be the SHA-256 of the uncompressed report" in response.json()["Idempotency-Key"][0]
-    assert BurnInRun.objects.count() == 0
-    upper = _ingest(rig, django_capture_on_commit_callbacks, key=hashlib.sha256(raw).hexdigest().upper())
-    assert upper.status_code == 201
-
-
 # --- Who may post, and when ----------------------------------------------------------------------------
 
 
@@ -464,168 +271,3 @@ def test_the_runs_list_takes_a_constant_number_of_queries(
     assert len(response.json()["results"]) == 3
     with django_assert_max_num_queries(7):
         assert client.get(f"/api/v1/burnin/runs/{response.json()['results'][0]['id']}/").status_code == 200
-
-
-# --- Telemetry: COPY and bulk_create store the same rows -----------------------------------------------
-
-
-def _small_report() -> dict[str, Any]:
-    """Seed 003 cut to 12 samples per GPU, without the T.Limit column, a few temperatures unread (mixed
-    NULLs) on GPU 1, and link values written as 4.0 (the schema's integers may be integral floats)."""
-    report = _seed()
-    telemetry = report["telemetry"]
-    drop = telemetry["gpu_columns"].index("tlimit_c")
-    telemetry["gpu_columns"].pop(drop)
-    gen = telemetry["gpu_columns"].index("pcie_gen")
-    temp = telemetry["gpu_columns"].index("temp_c")
-    for key, rows in telemetry["gpu_series"].items():
-        rows[:] = [row[:drop] + row[drop + 1 :] for row in rows[:12]]
-        for row in rows:
-            row[gen] = float(row[gen])
-        if key == "1":
-            rows[3][temp] = rows[7][temp] = None
-    return report
-
-
-def _run(rig: Rig, report_id: str) -> BurnInRun:
-    return BurnInRun.objects.create(
-        server=rig.server,
-        report_id=report_id,
-        probe_version="0.1.0",
-        schema_version="1.0.0",
-        started_at=datetime(2026, 8, 14, 6, tzinfo=UTC),
-        result="pass",
-        rules_version="test",
-        report="burnin/test.json.gz",
-    )
-
-
-def test_copy_and_bulk_create_store_the_same_rows(rig):
-    report = _small_report()
-    expected = expected_samples(report)
-    assert expected[0][3] is None  # tlimit_c absent: margin NULL
-    assert sum(1 for row in expected if row[2] is None) == 2
-    methods = ["bulk", "copy"] if connection.vendor == "postgresql" else ["bulk"]
-    stored = {}
-    for method in methods:
-        run = _run(rig, report_id=method)
-        assert samples.store_samples(run, report, method=method) == 6 * 12
-        stored[method] = stored_samples(run)
-        assert stored[method] == expected, method
-    assert all(isinstance(row[8], int) for row in stored["bulk"])
-    if connection.vendor == "postgresql":
-        assert stored["copy"] == stored["bulk"]
-
-
-def test_a_sample_value_out_of_its_columns_range_is_a_400(rig):
-    report = _small_report()
-    width = report["telemetry"]["gpu_columns"].index("pcie_width")
-    report["telemetry"]["gpu_series"]["5"][2][width] = 70_000
-    with pytest.raises(InvalidInput) as refused:
-        samples.store_samples(_run(rig, "range"), report)
-    assert refused.value.field_message == (
-        f"$.telemetry.gpu_series['5'][2][{width}]: 70000 is out of range for pcie_width."
-    )
-
-
-# --- Two uploads of one report at once -----------------------------------------------------------------
-
-
-@pytest.mark.django_db(transaction=True)
-def test_two_concurrent_uploads_of_one_report_store_it_once(tenants):
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks are exercised on PostgreSQL")
-    rig = make_rig(tenants)
-    raw = seed003_bytes()
-    barrier = threading.Barrier(2)
-    results: list[Any] = [None, None]
-
-    def upload(index: int) -> None:
-        try:
-            barrier.wait(timeout=10)
-            response = post_report(rig.t.user_p, rig.url(), raw)
-            results[index] = (response.status_code, response.json()["id"])
-        except Exception as exc:  # surfaces in the assertion instead of dying silently in the thread
-            results[index] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=upload, args=(i,)) for i in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-
-    assert sorted(status for status, _id in results) == [200, 201], results
-    assert results[0][1] == results[1][1]
-    run = BurnInRun.objects.get()
-    assert run.samples.count() == 6 * 310 and run.gpu_results.count() == 6
-    assert AuditEvent.objects.filter(verb="burnin.ingest").count() == 1
-
-
-def test_copy_helpers_keep_the_reports_data_untouched(rig):
-    report = _small_report()
-    snapshot = copy.deepcopy(report)
-    samples.store_samples(_run(rig, "untouched"), report)
-    assert report == snapshot
-
-
-def test_without_t0_the_samples_are_timed_from_the_probes_start(rig):
-    report = _small_report()
-    report["telemetry"]["t0"] = None
-    run = _run(rig, "no-t0")
-    samples.store_samples(run, report)
-    first = TelemetrySample.objects.filter(run=run, gpu_index=0).order_by("at").first()
-    offset = report["telemetry"]["gpu_series"]["0"][0][0]
-    assert first.at == datetime(2026, 8, 14, 6, tzinfo=UTC) + timedelta(seconds=offset)
-
-
-def test_a_gpu_whose_serial_is_not_installed_refuses_the_report(rig, django_capture_on_commit_callbacks):
-    """Evidence is bound to the hardware it measured: one foreign card, and nothing of the report is kept
-    (it used to be stored with that card unlinked)."""
-    report = _seed()
-    report["gpus"][3]["serial"] = "NOT-IN-THIS-SERVER"
-    before = counts()
-    response = _ingest(rig, django_capture_on_commit_callbacks, raw=encode(report))
-    assert response.status_code == 409, response.content
-    assert response.json()["missing"] == [
-        "GPU serial NOT-IN-THIS-SERVER is installed in no server.",
-        "1793024000003 is installed here and missing from the report.",
-    ]
-    assert counts() == before
-
-
-def test_a_unique_report_id_conflict_at_insert_answers_with_the_stored_run(
-    rig, django_capture_on_commit_callbacks, monkeypatch
-):
-    """The backstop behind the row lock: should two inserts of one report race past every check (posts
-    to two servers, say), the unique report id refuses the second, which then answers like a repeat."""
-    first = _ingest(rig, django_capture_on_commit_callbacks)
-    assert first.status_code == 201
-    Server.objects.filter(pk=rig.server.pk).update(status=ServerStatus.BURN_IN)
-    real, calls = ingest._existing, []
-
-    def blind_twice(report_id: str, server: Server) -> BurnInRun | None:
-        calls.append(report_id)
-        return None if len(calls) <= 2 else real(report_id, server)
-
-    monkeypatch.setattr(ingest, "_existing", blind_twice)
-    before = counts()
-    again = _ingest(rig, django_capture_on_commit_callbacks)
-    assert len(calls) == 3  # before parsing, under the lock, and after the refused insert
-    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
-    assert counts() == before
-
-
-def test_deleting_a_run_deletes_its_samples(rig, django_capture_on_commit_callbacks):
-    """The samples' run key has no database constraint (the ingest's speed, migration 0003): Django's
-    cascade removes them with their run, and nothing else's samples."""
-    report = _seed()
-    assert _ingest(rig, django_capture_on_commit_callbacks).status_code == 201
-    report["probe"]["argv"] = ["another", "run"]
-    Server.objects.filter(pk=rig.server.pk).update(status=ServerStatus.BURN_IN)
-    assert _ingest(rig, django_capture_on_commit_callbacks, raw=encode(report)).status_code == 201
-    first, second = BurnInRun.objects.order_by("pk")
-    first.delete()
-    assert not TelemetrySample.objects.filter(run_id=first.pk).exists()
-    assert TelemetrySample.objects.filter(run=second).count() == 6 * 310

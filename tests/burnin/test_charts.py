@@ -13,7 +13,7 @@ from burnin.charts import clock_svg, power_svg, temperature_svg, throttle_spans
 from burnin.models import TelemetrySample
 from burnin.selectors import GpuSeries, Telemetry, telemetry_series
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from burnin.rules import RULES_VERSION
-from tests.burnin.conftest import SEED003
+from tests.burnin.reports_rig import SEED003
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -23,8 +23,8 @@ from builds.services import find_component, server_install, server_remove
 from burnin.models import BurnInRun, Finding, GpuResult
 from inventory.models import Component
 from tests import factories
-from tests.burnin.rig import counts, encode, make_rig, post_report, seed003_bytes, stored_files
-from tests.conftest import api_client
+from tests.burnin.ingest_rig import counts, encode, make_rig, post_report, seed003_bytes, stored_files
+from tests.tenants_rig import api_client
 from tests.warranty.packs_rig import pdf_text
 from warranty.documents import pack_pdf
 from warranty.selectors import pack_data

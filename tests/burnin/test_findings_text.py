@@ -18,10 +18,10 @@ from burnin.analysis import Expectations, Finding, analyze
 from burnin.findings_text import _RENDERERS, finding_text
 from burnin.models import Finding as FindingRow
 from probe.sel import parse_sel
-from tests.burnin import reports
-from tests.burnin.conftest import FIXTURES
-from tests.burnin.rig import Rig, make_rig, post_report, seed003_bytes
-from tests.conftest import api_client
+from tests.burnin import reports_rig as reports
+from tests.burnin.ingest_rig import Rig, make_rig, post_report, seed003_bytes
+from tests.burnin.reports_rig import FIXTURES
+from tests.tenants_rig import api_client
 
 
 def _patched(change: Any, n_gpus: int = 4, telemetry: bool = True) -> dict:

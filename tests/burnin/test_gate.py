@@ -20,7 +20,7 @@ from burnin.models import Finding, GpuResult
 from orders.choices import OrderStatus
 from orders.models import Order
 from tests import factories
-from tests.conftest import Tenants, api_client
+from tests.tenants_rig import Tenants, api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

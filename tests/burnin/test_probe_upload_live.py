@@ -13,9 +13,9 @@ import pytest
 from django.core.files.storage import default_storage
 
 from burnin.models import BurnInRun
-from tests.burnin.rig import counts, make_rig, seed003_bytes
+from tests.burnin.ingest_rig import counts, make_rig, seed003_bytes
 from tests.factories import PASSWORD
-from tests.probe.conftest import REPO_ROOT, _run_probe
+from tests.probe.probe_rig import REPO_ROOT, run_probe
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the live server reads what the test committed
 
@@ -43,7 +43,7 @@ def test_probe_upload_stores_a_report_end_to_end_and_a_second_upload_adds_no_row
     command = ["upload", str(report_file), "--url", live_server.url, "--server", rig.server.asset_tag]
     command += ["--token", token, "--max-attempts", "1"]
 
-    first = _run_probe(command, env=env, timeout=120)
+    first = run_probe(command, env=env, timeout=120)
 
     assert first.returncode == 0, first.stderr
     assert "(HTTP 201, attempt 1, Idempotency-Key" in first.stdout
@@ -53,7 +53,7 @@ def test_probe_upload_stores_a_report_end_to_end_and_a_second_upload_adds_no_row
     assert default_storage.exists(run.report.name)  # written after the commit, before the answer
     stored = counts()
 
-    second = _run_probe(command, env=env, timeout=120)
+    second = run_probe(command, env=env, timeout=120)
 
     assert second.returncode == 0, second.stderr
     assert "(HTTP 200, attempt 1, Idempotency-Key" in second.stdout
@@ -63,6 +63,6 @@ def test_probe_upload_stores_a_report_end_to_end_and_a_second_upload_adds_no_row
     # Partner Q's token gets the 404 for P's server, and the probe stops at once with it.
     token_q = _login(live_server.url, rig.t.user_q.username)
     stored = counts()  # Q's login leaves its own audit row (werkbank/auth_audit.py); the upload none
-    refused = _run_probe([*command[:-4], "--token", token_q, "--max-attempts", "3"], env=env, timeout=120)
+    refused = run_probe([*command[:-4], "--token", token_q, "--max-attempts", "3"], env=env, timeout=120)
     assert refused.returncode == 1 and "HTTP 404" in refused.stderr and "retrying" not in refused.stderr
     assert counts() == stored

@@ -13,7 +13,7 @@ from burnin.selectors import telemetry_grid, telemetry_series
 from burnin.services import ingest
 from burnin.services.samples import store_rollup
 from tests import factories
-from tests.burnin.rig import Rig, counts, make_rig, post_report, seed003_bytes, stored_files
+from tests.burnin.ingest_rig import Rig, counts, make_rig, post_report, seed003_bytes, stored_files
 from werkbank.access import Purpose
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,7 @@ from deployment.choices import SiteKind
 from deployment.models import PowerFeed, Rack, RackPlacement, Site
 from deployment.services import feed_create, placement_create, rack_create, site_create
 from tests import factories
-from tests.conftest import Tenants, api_client
+from tests.tenants_rig import Tenants, api_client
 
 
 @dataclass

@@ -10,7 +10,7 @@ from builds.choices import ServerStatus
 from deployment.models import PlatformListing, PowerFeed, RackPlacement, ServerNetwork, Site
 from deployment.services import network_set, server_deploy
 from tests import factories
-from tests.deployment.rack_world import BMC_PASSWORD, make_rack_world
+from tests.deployment.rack_rig import BMC_PASSWORD, make_rack_world
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

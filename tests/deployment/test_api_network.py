@@ -11,8 +11,8 @@ from builds.models import Server
 from deployment.models import ServerNetwork
 from deployment.services import listing_record, network_set
 from deployment.services.network import bmc_credentials
-from tests.conftest import api_client
 from tests.deployment.api_rig import ids, make_rig
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 from werkbank.urls import api_router
 

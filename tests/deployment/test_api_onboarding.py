@@ -9,8 +9,8 @@ from builds.choices import ServerStatus
 from builds.models import Server
 from deployment.models import PlatformListing
 from deployment.services import listing_record, network_set
-from tests.conftest import api_client
 from tests.deployment.api_rig import ids, make_rig
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

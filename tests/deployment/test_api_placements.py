@@ -10,8 +10,8 @@ from builds.models import Server
 from deployment.models import RackPlacement
 from deployment.services import placement_create, rack_create
 from tests import factories
-from tests.conftest import api_client
 from tests.deployment.api_rig import ids, make_rig
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

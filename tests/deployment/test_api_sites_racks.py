@@ -8,8 +8,8 @@ import pytest
 from deployment.choices import SiteKind
 from deployment.models import PowerFeed, Rack, Site
 from deployment.services import rack_create, site_create
-from tests.conftest import api_client
 from tests.deployment.api_rig import ids, make_rig
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ from deployment.services import network_set, placement_create, server_deploy
 from orders.choices import OrderStatus
 from orders.models import Order
 from tests import factories
-from tests.conftest import api_client
 from tests.deployment import svc_rig as rig
+from tests.tenants_rig import api_client
 from werkbank.errors import RuleViolation
 from werkbank.models import AuditEvent
 

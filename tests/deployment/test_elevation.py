@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from deployment.elevation import rack_elevation_svg
-from tests.conftest import api_client
-from tests.deployment.rack_world import make_rack_world
+from tests.deployment.rack_rig import make_rack_world
+from tests.tenants_rig import api_client
 
 pytestmark = pytest.mark.django_db
 

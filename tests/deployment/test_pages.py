@@ -11,7 +11,7 @@ from django.test import Client
 from builds.choices import ServerStatus
 from builds.models import Server
 from deployment.models import RackPlacement, ServerNetwork
-from tests.deployment.rack_world import BMC_PASSWORD, BMC_USERNAME, make_rack_world
+from tests.deployment.rack_rig import BMC_PASSWORD, BMC_USERNAME, make_rack_world
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

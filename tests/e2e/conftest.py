@@ -1,12 +1,12 @@
 """Browser tests: a real headless Chromium (Debian's package) driven by selenium against `live_server`.
 
 Skipped only where Chromium or chromedriver is missing and services are not required; under
-WERKBANK_REQUIRE_SERVICES=1 (CI, where .ci/run installs them) a missing browser fails instead.
+WERKBANK_REQUIRE_SERVICES=1 (CI, where .ci/run installs them) a missing browser fails instead. Finding the
+browser, the window sizes and screenshots: tests/e2e/browser_rig.py.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,28 +14,13 @@ from typing import Any
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-REQUIRE_SERVICES = os.environ.get("WERKBANK_REQUIRE_SERVICES") == "1"
-
-PHONE = (390, 844)
-DESKTOP = (1280, 900)
-
-
-def _need_browser() -> None:
-    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
-    if not missing:
-        return
-    message = f"{' and '.join(missing)} missing: apt-get install chromium chromium-driver"
-    if REQUIRE_SERVICES:
-        pytest.fail(message)
-    pytest.skip(message)
+from tests.e2e.browser_rig import CHROMEDRIVER, CHROMIUM, PHONE, need_browser
 
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Any]:
     """A fresh headless Chromium with its own profile, the size of a phone."""
-    _need_browser()
+    need_browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -60,16 +45,6 @@ def browser(tmp_path: Path) -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
-
-
-def screenshot(driver: Any, path: Path, *, width: int, full: bool = True) -> Path:
-    """Save the page at `width` CSS pixels; `full` grows the window to the page's height first."""
-    driver.set_window_size(width, DESKTOP[1])
-    if full:
-        height = driver.execute_script("return document.documentElement.scrollHeight")
-        driver.set_window_size(width, min(int(height) + 120, 6000))
-    driver.save_screenshot(str(path))
-    return path
 
 
 @dataclass

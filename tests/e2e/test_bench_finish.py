@@ -19,7 +19,7 @@ from builds.choices import BuildStepKind
 from builds.models import BuildStep, ChecklistItem, ConnectorBlacklist, Installation
 from builds.services import find_component, server_install
 from tests import factories
-from tests.e2e.conftest import PHONE, screenshot
+from tests.e2e.browser_rig import PHONE, screenshot
 from tests.e2e.test_csp_pages import _record_violations, _violations
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"

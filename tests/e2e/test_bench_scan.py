@@ -14,7 +14,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from builds.models import Installation
 from tests import factories
-from tests.e2e.conftest import DESKTOP, PHONE, screenshot
+from tests.e2e.browser_rig import DESKTOP, PHONE, screenshot
 
 
 @pytest.mark.django_db(transaction=True)

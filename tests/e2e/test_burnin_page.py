@@ -15,7 +15,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests import factories
-from tests.e2e.conftest import DESKTOP, PHONE, screenshot
+from tests.e2e.browser_rig import DESKTOP, PHONE, screenshot
 
 
 @pytest.mark.django_db(transaction=True)

@@ -22,8 +22,8 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests import factories
-from tests.deployment.rack_world import make_rack_world
-from tests.e2e.conftest import PHONE, screenshot
+from tests.deployment.rack_rig import make_rack_world
+from tests.e2e.browser_rig import PHONE, screenshot
 
 WIDE = 1400
 PRINT = 800

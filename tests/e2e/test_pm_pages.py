@@ -23,7 +23,7 @@ from builds.models import Server
 from orders.choices import OrderStatus
 from orders.models import Order
 from tests import factories
-from tests.e2e.conftest import PHONE, screenshot
+from tests.e2e.browser_rig import PHONE, screenshot
 from werkbank.models import AuditEvent
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"

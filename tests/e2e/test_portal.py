@@ -20,13 +20,13 @@ from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests import factories
-from tests.e2e.conftest import DESKTOP, PHONE, screenshot
-from tests.portal import conftest as portal_fixtures
-from tests.portal.conftest import BLACKLIST_EVIDENCE
+from tests.e2e.browser_rig import DESKTOP, PHONE, screenshot
+from tests.portal import portal_rig
+from tests.portal.portal_rig import BLACKLIST_EVIDENCE
 
-# The portal tests' world (tests/portal/conftest.py), made available to this folder's tests.
-audience_world = portal_fixtures.audience_world
-portal_world = portal_fixtures.portal_world
+# The portal tests' world (tests/portal/portal_rig.py), made available to this folder's tests.
+audience_world = portal_rig.audience_world
+portal_world = portal_rig.portal_world
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests import factories
-from tests.deployment.rack_world import make_rack_world
-from tests.e2e.conftest import DESKTOP, PHONE, screenshot
+from tests.deployment.rack_rig import make_rack_world
+from tests.e2e.browser_rig import DESKTOP, PHONE, screenshot
 
 SHOT = Path("/tmp/rack-page.png")
 

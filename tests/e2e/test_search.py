@@ -24,7 +24,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from builds.services import server_install, server_start_assembly
 from inventory.models import Component
 from tests import factories
-from tests.e2e.conftest import PHONE, screenshot
+from tests.e2e.browser_rig import PHONE, screenshot
 from tests.e2e.test_csp_pages import _record_violations, _violations
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"

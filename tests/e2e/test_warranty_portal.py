@@ -13,10 +13,10 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests import factories
-from tests.builds.conftest import GPUS_L1
-from tests.builds.conftest import bench as builds_bench
+from tests.builds.bench_rig import GPUS_L1
+from tests.builds.bench_rig import bench as builds_bench
 from tests.e2e.test_csp_pages import _record_violations, _violations
-from tests.warranty.conftest import handed, world  # noqa: F401 (fixtures)
+from tests.warranty.handover_rig import handed, world  # noqa: F401 (fixtures)
 from warranty.models import WarrantyClaim
 
 bench = builds_bench

@@ -2,7 +2,7 @@
 
 For each role and each operation it sends a bounded number of examples drawn from the schema (positive,
 and negative where the operation has inputs to break), each with the role's knox token, into a world where
-a path id names a real object about half of the time (conftest.py). Every answer must be no server error
+a path id names a real object about half of the time (fuzz_rig.py). Every answer must be no server error
 (5xx), a status code the schema documents for the operation, the documented content type, and a body that
 the schema's response for that status accepts. Each request runs in a savepoint rolled back after it, so
 every example meets the same world. All failures are collected and reported together, one per operation
@@ -37,7 +37,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.fuzz.conftest import FuzzWorld
+from tests.fuzz.fuzz_rig import FuzzWorld
 from werkbank.wsgi import application
 
 EXAMPLES = int(os.environ.get("WERKBANK_FUZZ_EXAMPLES", "5"))

@@ -10,7 +10,7 @@ from pypdf import PdfReader
 from inventory.choices import PurchaseOrderStatus
 from inventory.models import BatchLot
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 
 pytestmark = pytest.mark.django_db
 

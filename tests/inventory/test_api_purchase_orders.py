@@ -11,7 +11,7 @@ from inventory.models import PurchaseOrder
 from orders.choices import OrderStatus
 from orders.models import OrderPurchaseOrder
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.db import IntegrityError, connection, transaction
 from inventory.choices import ComponentStatus, PurchaseOrderStatus
 from inventory.models import BatchLot, Component, PurchaseOrder, PurchaseOrderLine, StockMovement
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from werkbank.access import Purpose
 from werkbank.models import AuditEvent
 

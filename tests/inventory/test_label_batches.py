@@ -11,13 +11,12 @@ import pytest
 from django.conf import settings
 from pypdf import PdfReader
 
-from inventory import services
 from inventory.choices import LabelBatchStatus
 from inventory.models import BatchLot, Component, LabelBatch
-from inventory.services import label_batch_generate, label_batch_request
+from inventory.services import label_batch_generate, label_batch_request, label_batches
 from inventory.tasks import label_batch_render_task
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import AuditEvent, TaskOutbox
 
@@ -77,7 +76,7 @@ def test_progress_is_written_while_the_pages_are_drawn(tenants, monkeypatch):
     factories.receive_stock(deliver_to=None, lots={"L-BIG": [f"LB-{i:03d}" for i in range(240)]})
     written: list[int] = []
     monkeypatch.setattr(
-        services, "label_batch_progress", lambda *, batch_id, progress: written.append(progress)
+        label_batches, "label_batch_progress", lambda *, batch_id, progress: written.append(progress)
     )
     batch = label_batch_request(actor=tenants.pm, lot=BatchLot.objects.get(lot_code="L-BIG"))
 
@@ -97,7 +96,7 @@ def test_a_failed_render_is_recorded_and_the_next_run_finishes(
     def broken(**kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(services, "label_batch_pdf", broken)
+    monkeypatch.setattr(label_batches, "label_batch_pdf", broken)
     with pytest.raises(OSError, match="disk full"):
         label_batch_generate(batch_id=batch.pk)
     batch.refresh_from_db()

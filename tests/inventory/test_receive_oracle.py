@@ -12,7 +12,7 @@ import pytest
 
 from inventory.models import BatchLot, Component
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 
 pytestmark = pytest.mark.django_db
 

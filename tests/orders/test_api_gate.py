@@ -9,7 +9,7 @@ import pytest
 from orders.choices import OrderStatus
 from orders.models import Order, ROIAssessment, Workload
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

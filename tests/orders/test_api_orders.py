@@ -8,7 +8,7 @@ import pytest
 
 from orders.models import Order, ServerConfiguration
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

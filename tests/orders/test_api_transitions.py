@@ -8,7 +8,7 @@ from django.core import mail
 from orders.choices import OrderStatus as S
 from orders.models import Order, StatusNotice
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

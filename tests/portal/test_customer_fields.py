@@ -19,9 +19,9 @@ from django.utils import timezone
 from inventory.models import Component
 from portal.customer import PAGE_FIELDS
 from tests import factories
-from tests.conftest import api_client
-from tests.portal.conftest import BLACKLIST_EVIDENCE
-from tests.werkbank.test_audiences import key_paths
+from tests.portal.portal_rig import BLACKLIST_EVIDENCE
+from tests.tenants_rig import api_client
+from tests.werkbank.audience_rig import key_paths
 from warranty.choices import PackStatus
 from warranty.models import HandoverPack, WarrantyRecord
 from warranty.services import claim_approve, claim_open, claim_ship_replacement

@@ -13,7 +13,7 @@ from knox.models import AuthToken
 
 from orders.services import order_submit
 from tests import factories
-from tests.portal.conftest import BLACKLIST_EVIDENCE
+from tests.portal.portal_rig import BLACKLIST_EVIDENCE
 from werkbank.audiences import CUSTOMER_ORDER_VERBS
 from werkbank.models import AuditEvent
 from werkbank.services import api_token_create

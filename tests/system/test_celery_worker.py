@@ -10,7 +10,7 @@ import pytest
 from orders.models import StatusNotice
 from orders.tasks import order_status_notify_task
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from werkbank.models import AuditEvent
 
 pytestmark = [pytest.mark.system, pytest.mark.django_db(transaction=True)]

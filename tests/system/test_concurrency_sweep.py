@@ -26,9 +26,9 @@ from orders.choices import OrderStatus
 from orders.models import StatusNotice
 from orders.tasks import order_status_notify_task
 from tests import factories
-from tests.conftest import api_client
 from tests.deployment import svc_rig as rig
-from tests.system.race import THREADS, race, require_postgresql, split
+from tests.system.race_rig import THREADS, race, require_postgresql, split
+from tests.tenants_rig import api_client
 from werkbank.errors import DomainError
 from werkbank.models import AuditEvent, TaskOutbox
 

@@ -38,9 +38,9 @@ from django.test import Client
 
 from builds.choices import ServerStatus
 from builds.models import Server
-from tests.conftest import api_client
-from tests.system.conftest import Worker, start_worker, stop_worker, wait_for
 from tests.system.test_warranty_records import _results, _waiting_for_a_lock
+from tests.system.worker_rig import Worker, start_worker, stop_worker, wait_for
+from tests.tenants_rig import api_client
 from tests.warranty.packs_rig import installed_serials, load_demo
 from warranty.choices import PackStatus, RecordKind
 from warranty.models import HandoverPack, WarrantyRecord

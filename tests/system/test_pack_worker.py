@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.system.conftest import start_worker, stop_worker
-from tests.system.test_task_chaos import _wait_for
+from tests.system.worker_rig import start_worker, stop_worker
+from tests.system.worker_rig import wait_for as _wait_for
 from tests.warranty.packs_rig import load_demo
 from warranty.choices import PackStatus
 from warranty.documents import verify_zip

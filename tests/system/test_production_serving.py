@@ -30,7 +30,7 @@ from cryptography.fernet import Fernet
 from django.conf import settings
 
 from tests import factories
-from tests.system.conftest import _database_url
+from tests.system.worker_rig import worker_database_url
 
 pytestmark = [pytest.mark.system, pytest.mark.django_db(transaction=True)]
 
@@ -90,7 +90,7 @@ def _wait_for(condition: Callable[[], bool], what: str, log: Path, seconds: floa
 def served(tmp_path: Path) -> Iterator[Served]:
     if not settings.REDIS_URL:
         pytest.skip("REDIS_URL is not set")
-    database_url = _database_url()  # skips unless the test database is PostgreSQL
+    database_url = worker_database_url()  # skips unless the test database is PostgreSQL
     port = _free_port()
     mail_dir, static_root, var_dir = tmp_path / "mail", tmp_path / "static", tmp_path / "var"
     for folder in (mail_dir, static_root, var_dir):

@@ -27,8 +27,8 @@ from orders.models import StatusNotice
 from orders.services import order_approve, order_submit
 from orders.tasks import order_status_notify_task
 from tests import factories
-from tests.system.conftest import Worker, start_worker, stop_worker
-from tests.system.conftest import wait_for as _wait_for
+from tests.system.worker_rig import Worker, start_worker, stop_worker
+from tests.system.worker_rig import wait_for as _wait_for
 from werkbank.models import AuditEvent, TaskOutbox
 
 pytestmark = [pytest.mark.system, pytest.mark.django_db(transaction=True)]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from builds.models import Server
-from tests.builds.conftest import GPUS_L1
-from tests.system.race import THREADS, race, require_postgresql, split
-from tests.warranty.conftest import INSTALLED, bench, handed, world  # noqa: F401 (fixtures)
+from tests.builds.bench_rig import GPUS_L1
+from tests.system.race_rig import THREADS, race, require_postgresql, split
+from tests.warranty.handover_rig import INSTALLED, bench, handed, world  # noqa: F401 (fixtures)
 from warranty.models import WarrantyClaim, WarrantyRecord
 from warranty.services import claim_open, server_hand_over, warranty_records_create
 from werkbank.models import AuditEvent

@@ -18,9 +18,9 @@ from builds.choices import ServerStatus
 from builds.models import Server
 from builds.services import server_install
 from inventory.models import Component
-from tests.builds.conftest import bench  # noqa: F401  (the fixture)
-from tests.system.conftest import Worker, start_worker, stop_worker, wait_for
-from tests.warranty.conftest import INSTALLED
+from tests.builds.bench_rig import bench  # noqa: F401  (the fixture)
+from tests.system.worker_rig import Worker, start_worker, stop_worker, wait_for
+from tests.warranty.handover_rig import INSTALLED
 from warranty.choices import RecordKind
 from warranty.models import WarrantyRecord
 from warranty.tasks import warranty_records_create_task

@@ -78,7 +78,7 @@ def pdftoppm_pages(content: bytes, folder: Path) -> int:
 
 
 def installed_serials(server: Server) -> list[str]:
-    return [cell["serial"] for cell in connector_map(server) if cell["serial"]]
+    return [cell.serial for cell in connector_map(server) if cell.serial]
 
 
 def blacklisted_connectors(server: Server) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests import factories
-from tests.builds.conftest import GPUS_L1
-from tests.warranty.conftest import SPARE_GPU
+from tests.builds.bench_rig import GPUS_L1
+from tests.warranty.handover_rig import SPARE_GPU
 from warranty.models import WarrantyClaim, WarrantyRecord
 from warranty.services import claim_open
 from werkbank.models import AuditEvent

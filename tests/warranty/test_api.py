@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from builds.choices import ServerStatus
-from tests.builds.conftest import GPUS_L1
-from tests.conftest import api_client
-from tests.warranty.conftest import INSTALLED, SPARE_GPU, ready_pack
+from tests.builds.bench_rig import GPUS_L1
+from tests.tenants_rig import api_client
+from tests.warranty.handover_rig import INSTALLED, SPARE_GPU, ready_pack
 from warranty.models import WarrantyRecord
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.urls import reverse
 
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from tests.warranty.packs_rig import load_demo, pdf_text
 from warranty.choices import PackStatus
 from warranty.models import HandoverPack

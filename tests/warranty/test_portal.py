@@ -7,8 +7,8 @@ from datetime import date
 import pytest
 
 from tests import factories
-from tests.builds.conftest import GPUS_L1
-from tests.conftest import api_client
+from tests.builds.bench_rig import GPUS_L1
+from tests.tenants_rig import api_client
 from warranty.models import WarrantyClaim, WarrantyRecord
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from builds.models import Installation
 from inventory.choices import ComponentStatus
-from tests.builds.conftest import GPUS_L1
-from tests.warranty.conftest import SPARE_GPU
+from tests.builds.bench_rig import GPUS_L1
+from tests.warranty.handover_rig import SPARE_GPU
 from warranty.choices import ClaimStatus, RecordKind
 from warranty.models import WarrantyClaim, WarrantyRecord, WarrantyRegistration
 from warranty.services import (

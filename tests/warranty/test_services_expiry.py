@@ -8,7 +8,7 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from tests.builds.conftest import DIMMS, GPUS_L1
+from tests.builds.bench_rig import DIMMS, GPUS_L1
 from warranty.models import ExpiryNotice, WarrantyRecord
 from warranty.tasks import warranty_expiry_notify_task
 from werkbank.models import AuditEvent

@@ -11,7 +11,7 @@ from builds.choices import ServerStatus
 from builds.models import Allocation
 from orders.choices import OrderStatus
 from orders.services import order_close
-from tests.warranty.conftest import INSTALLED, ready_pack
+from tests.warranty.handover_rig import INSTALLED, ready_pack
 from warranty.choices import PackStatus, RecordKind
 from warranty.models import HandoverPack, WarrantyRecord, WarrantyRegistration
 from warranty.services import server_hand_over, warranty_records_create

@@ -23,7 +23,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError, SystemCheckError
 from django.test import Client, override_settings
 
-from tests.warranty.conftest import World
+from tests.warranty.handover_rig import World
 from tests.warranty.packs_rig import rehashed_forgery
 from warranty.documents import check_pack, pack_zip
 from warranty.models import HandoverPack

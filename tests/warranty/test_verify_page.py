@@ -17,8 +17,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 from django.utils import formats, timezone
 
-from tests.builds.conftest import GPUS_L1
-from tests.warranty.conftest import World
+from tests.builds.bench_rig import GPUS_L1
+from tests.warranty.handover_rig import World
 from tests.warranty.packs_rig import rehashed_forgery
 from warranty.models import HandoverPack
 from warranty.services.packs import pack_request

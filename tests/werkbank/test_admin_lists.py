@@ -21,7 +21,7 @@ from django.urls import reverse
 
 from builds.models import Server
 from orders.models import ServerConfiguration
-from tests.werkbank.demo_world import add_second_rows
+from tests.werkbank.demo_rig import add_second_rows
 from werkbank.demo_context import DEMO_PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from inventory.models import Component, StockMovement
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 
 pytestmark = pytest.mark.django_db
 

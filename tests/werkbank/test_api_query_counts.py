@@ -3,7 +3,7 @@ build item 5), as a PM and as an assembly partner: no serializer field, count or
 once per row, so an N+1 fails here rather than only in the benchmark.
 
 The world is the demo fleet (`seed_demo` fills nearly every table) plus a second row where it has fewer
-than two (tests.werkbank.demo_world, shared with the admin's list test). Each list of the router's registry is
+than two (tests.werkbank.demo_rig, shared with the admin's list test). Each list of the router's registry is
 fetched twice on the same data, with `limit=1` and with `limit=200`; the larger page must show at least two
 rows for the PM, or the comparison proves nothing. The big lists are also fetched as keyset pages
 (`?cursor=`), which must match in the same way and never count the whole list.
@@ -20,7 +20,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from tests.werkbank.demo_world import add_second_rows
+from tests.werkbank.demo_rig import add_second_rows
 from werkbank.api.pagination import KeysetOrOffsetPagination
 from werkbank.urls import api_router
 

@@ -7,7 +7,7 @@ import pytest
 
 from deployment.services import site_create
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 
 pytestmark = pytest.mark.django_db
 

@@ -26,8 +26,8 @@ from inventory.choices import PartCategory
 from inventory.services import part_create, supplier_create
 from orders.services import configuration_create, order_update
 from tests import factories
-from tests.builds.conftest import CHASSIS, DIMMS, GPUS_L1, install, post
-from tests.builds.conftest import bench as builds_bench
+from tests.builds.bench_rig import CHASSIS, DIMMS, GPUS_L1, install, post
+from tests.builds.bench_rig import bench as builds_bench
 from werkbank.models import AuditEvent
 from werkbank.services import membership_add, membership_remove, organization_create
 
@@ -253,10 +253,10 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     # builds
     "builds.services:CheckedPhoto": exempt("the result of photo_check, a data class"),
     "builds.services:UnknownSerial": exempt("an exception class"),
-    "builds.services:assembly_gaps": exempt("a read: what a server misses before it is assembled"),
-    "builds.services:assembly_gaps_many": exempt("a read: assembly_gaps of many servers at once"),
-    "builds.services:assembly_start_missing": exempt("a read: what a server lacks before its assembly"),
     "builds.services:find_component": exempt("a read: a component by its scanned serial"),
+    "builds.services:installation_of": exempt(
+        "a read: where a scanned component sits in a server (409 if not)"
+    ),
     "builds.services:lock_server": exempt("locks a server row for the calling service, which audits"),
     "builds.services:normalize_hostname": exempt("a pure check of a hostname"),
     "builds.services:photo_check": exempt("a pure check: decodes and re-encodes a photo, stores nothing"),
@@ -324,18 +324,6 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         f"{ADMIN}::test_checklist_items_added_changed_and_deleted_in_the_admin_are_audited",
     ),
     # burnin (its services package has no __all__: every public name of its modules)
-    "burnin.services.gate:GateState": exempt("the result of burnin_gate_state, a data class"),
-    "burnin.services.gate:judged_run": exempt("a read: the run the gate judges"),
-    "burnin.services.gate:counting_runs": exempt("a read: a server's runs since its last GPU change"),
-    "burnin.services.gate:RunStanding": exempt("a data class: a run with its standing"),
-    "burnin.services.gate:run_standings": exempt("a read: which runs are judged, counting or stale"),
-    "burnin.services.gate:run_verdict": exempt("a read: the judged run's verdict, waivers included"),
-    "burnin.services.gate:stale_sentence": exempt("a sentence: why a stale server cannot pass"),
-    "burnin.services.gate:run_blockers": exempt("a read: the findings and stages that block a pass"),
-    "burnin.services.gate:runs_blockers": exempt("a read: run_blockers of many runs at once"),
-    "burnin.services.gate:judged_runs": exempt("a read: the judged run of many servers"),
-    "burnin.services.gate:pass_missing_many": exempt("a read: what keeps many servers from passing"),
-    "burnin.services.gate:burnin_gate_state": exempt("a read: whether a server may pass"),
     "burnin.services.gate:server_pass_burnin": (("burnin.pass",), GATE),
     "burnin.services.gate:server_fail_burnin": (
         ("server.fail_burn_in",),
@@ -346,21 +334,21 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         ("burnin.ingest",),
         "tests/burnin/test_api_ingest.py::test_seed003_report_ingests_as_rows",
     ),
-    "burnin.services.ingest:ReportTooLarge": exempt("an exception class"),
+    "burnin.services.upload:ReportTooLarge": exempt("an exception class"),
     "burnin.services.ingest:bound_by": exempt("a check: refuses a report of other hardware (409)"),
     "burnin.services.ingest:promised_burnin_s": exempt("a read: the burn-in the order promises"),
-    "burnin.services.ingest:ReportBody": exempt("a data class: a request body read within its limit"),
-    "burnin.services.ingest:read_report_body": exempt(
+    "burnin.services.upload:ReportBody": exempt("a data class: a request body read within its limit"),
+    "burnin.services.upload:read_report_body": exempt(
         "reads a request body within its limit; stores nothing"
     ),
-    "burnin.services.ingest:validation_errors": exempt("a pure check of a report against its schema"),
-    "burnin.services.ingest:parse_report": exempt("a pure parse of a report"),
+    "burnin.services.upload:validation_errors": exempt("a pure check of a report against its schema"),
+    "burnin.services.upload:parse_report": exempt("a pure parse of a report"),
     "burnin.services.ingest:Slot": exempt("a data class: an installed slot as the analysis sees it"),
     "burnin.services.ingest:installed_slots": exempt("a read: the server's installed GPU slots"),
     "burnin.services.ingest:platform_max_gen": exempt("a read: the platform's PCIe generation"),
     "burnin.services.ingest:expectations": exempt("a pure computation for the analysis"),
     "burnin.services.ingest:links": exempt("a pure computation for the analysis"),
-    "burnin.services.ingest:report_id_of": exempt("a pure hash of a report"),
+    "burnin.services.upload:report_id_of": exempt("a pure hash of a report"),
     "burnin.services.ingest:zlib_gzip": exempt("a pure compression helper"),
     "burnin.services.samples:report_time": exempt("a pure parse of a timestamp"),
     "burnin.services.samples:Series": exempt("a data class: one telemetry series"),

@@ -14,7 +14,7 @@ from builds.choices import ConnectorKind
 from builds.models import BuildPhoto, Connector, ConnectorBlacklist, Server
 from builds.services import photo_upload
 from tests import factories
-from tests.builds.conftest import png
+from tests.builds.bench_rig import png
 from werkbank.files import save_with_file
 
 pytestmark = pytest.mark.django_db

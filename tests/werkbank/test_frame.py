@@ -9,7 +9,7 @@ import re
 import pytest
 from django.test import Client
 
-from tests.deployment.rack_world import make_rack_world
+from tests.deployment.rack_rig import make_rack_world
 
 pytestmark = pytest.mark.django_db
 

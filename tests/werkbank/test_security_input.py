@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from orders.models import ConfigurationLine
 from tests import factories
-from tests.conftest import api_client
+from tests.tenants_rig import api_client
 from werkbank.api.exceptions import exception_handler
 from werkbank.jsonfields import MAX_DEPTH, JSONRefused, loads, nesting_depth_exceeds
 

@@ -21,7 +21,7 @@ def test_the_entry_point_freezes_the_loaded_application(entry):
         f"import {entry}\n"
         "frozen = gc.get_freeze_count()\n"
         # The URL configuration was loaded before the freeze: a view module is imported and frozen with it.
-        "assert 'portal.views.pm' in sys.modules, 'the views were not loaded before the freeze'\n"
+        "assert 'pm.views.pipeline' in sys.modules, 'the views were not loaded before the freeze'\n"
         "print(frozen)\n"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "werkbank.settings"}

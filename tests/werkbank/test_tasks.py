@@ -74,6 +74,23 @@ def test_no_task_after_a_rollback(django_capture_on_commit_callbacks):
     assert outbox_sweep(older_than_s=0) == 0
 
 
+def test_a_task_named_by_its_celery_name_is_enqueued_and_an_unknown_name_refused(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    """Services name their tasks by string (the rule in enqueue_on_commit's docstring): the name resolves
+    to the registered task; a name no task has fails at once, before anything is written."""
+    published: list[dict] = []
+    monkeypatch.setattr(order_status_notify_task, "apply_async", lambda **kw: published.append(kw["kwargs"]))
+    with django_capture_on_commit_callbacks(execute=True):
+        enqueue_on_commit("orders.tasks.order_status_notify_task", event_id=7)
+    assert published == [{"event_id": 7}]
+    assert TaskOutbox.objects.get().task == order_status_notify_task.name
+
+    with pytest.raises(LookupError, match="no_such_task"):
+        enqueue_on_commit("orders.tasks.no_such_task", event_id=8)
+    assert TaskOutbox.objects.count() == 1
+
+
 def test_a_broker_failure_leaves_the_rest_of_the_commit_to_run(
     settings, django_capture_on_commit_callbacks, caplog
 ):

@@ -3,8 +3,6 @@ installed through the builds assembly services and its record's lineage kept bot
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -20,6 +18,7 @@ from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation, UnknownObject
 from werkbank.services import next_reference
 from werkbank.transitions import record_transition, require_transition
+from werkbank.types import Actor
 
 #: Claim numbers: RMA-YYYY-NNNNN, counted per year.
 CLAIM_PREFIX = "RMA"
@@ -36,7 +35,7 @@ def _text(value: str, *, field: str, required: bool, max_length: int = 5000) -> 
 
 
 @transaction.atomic
-def claim_open(*, record: WarrantyRecord, actor: Any, description: str) -> WarrantyClaim:
+def claim_open(*, record: WarrantyRecord, actor: Actor, description: str) -> WarrantyClaim:
     """File a claim against a record the actor may see (the record's customer, or a PM).
 
     Refused (409) for the server's own record (claims name the failing component), a record already
@@ -106,7 +105,7 @@ def _lock(claim: WarrantyClaim) -> WarrantyClaim:
 
 
 def _move(
-    *, claim: WarrantyClaim, actor: Any, target: str, verb: str, note: str, fields: tuple[str, ...] = ()
+    *, claim: WarrantyClaim, actor: Actor, target: str, verb: str, note: str, fields: tuple[str, ...] = ()
 ) -> WarrantyClaim:
     require_transition(
         transitions=CLAIM_TRANSITIONS,
@@ -128,7 +127,7 @@ def _move(
 
 
 def _decide(
-    *, claim: WarrantyClaim, actor: Any, note: str, target: str, verb: str, required: bool
+    *, claim: WarrantyClaim, actor: Actor, note: str, target: str, verb: str, required: bool
 ) -> WarrantyClaim:
     locked = _lock(claim)
     locked.decision_note = _text(note, field="note", required=required)
@@ -143,7 +142,7 @@ def _decide(
 
 
 @transaction.atomic
-def claim_approve(*, claim: WarrantyClaim, actor: Any, note: str = "") -> WarrantyClaim:
+def claim_approve(*, claim: WarrantyClaim, actor: Actor, note: str = "") -> WarrantyClaim:
     """open → approved (a PM): a replacement will be shipped. The note is shown to the customer."""
     return _decide(
         claim=claim, actor=actor, note=note, target=ClaimStatus.APPROVED, verb="approve", required=False
@@ -151,7 +150,7 @@ def claim_approve(*, claim: WarrantyClaim, actor: Any, note: str = "") -> Warran
 
 
 @transaction.atomic
-def claim_reject(*, claim: WarrantyClaim, actor: Any, note: str) -> WarrantyClaim:
+def claim_reject(*, claim: WarrantyClaim, actor: Actor, note: str) -> WarrantyClaim:
     """open → rejected (a PM), with the reason the customer reads."""
     return _decide(
         claim=claim, actor=actor, note=note, target=ClaimStatus.REJECTED, verb="reject", required=True
@@ -160,7 +159,7 @@ def claim_reject(*, claim: WarrantyClaim, actor: Any, note: str) -> WarrantyClai
 
 @transaction.atomic
 def claim_ship_replacement(
-    *, claim: WarrantyClaim, actor: Any, component: Component, note: str = ""
+    *, claim: WarrantyClaim, actor: Actor, component: Component, note: str = ""
 ) -> WarrantyClaim:
     """approved → replacement_shipped (a PM): the replacement goes into the failed component's connector
     through `builds.services.server_swap_component` (logged on the server), and gets a record for the
@@ -187,9 +186,9 @@ def claim_ship_replacement(
             missing=["a claim on a component's record"],
             code="not_a_component",
         )
-    installation = Installation.objects.filter(
-        server=old.server, component_id=old.component_id, removed_at__isnull=True
-    ).first()
+    installation = (
+        Installation.objects.active().filter(server=old.server, component_id=old.component_id).first()
+    )
     if installation is None:
         raise RuleViolation(
             f"{old.serial} is no longer installed in {old.server.hostname}.",
@@ -247,7 +246,7 @@ def claim_ship_replacement(
 
 
 @transaction.atomic
-def claim_close(*, claim: WarrantyClaim, actor: Any, note: str = "") -> WarrantyClaim:
+def claim_close(*, claim: WarrantyClaim, actor: Actor, note: str = "") -> WarrantyClaim:
     """replacement_shipped → closed (a PM): the customer has the replacement."""
     locked = _lock(claim)
     return _move(

@@ -17,6 +17,7 @@ from warranty.choices import NoticeThreshold
 from warranty.models import ExpiryNotice, WarrantyRecord
 from werkbank.audit import audit
 from werkbank.models import Organization
+from werkbank.types import Actor
 
 #: The thresholds, widest first: a record is listed under the narrowest one it falls in.
 THRESHOLDS = sorted(NoticeThreshold.values, reverse=True)
@@ -29,7 +30,7 @@ def _due(*, today: date) -> Any:
     )
 
 
-def expiry_notify(*, actor: Any = None, today: date | None = None) -> int:
+def expiry_notify(*, actor: Actor = None, today: date | None = None) -> int:
     """Send every customer with records newly due its digest (see `expiry_notice_send`); returns the number
     of e-mails sent. Each customer in its own transaction: one customer's failed mail leaves the others
     sent and recorded, and the task's retry sends the rest."""
@@ -41,7 +42,7 @@ def expiry_notify(*, actor: Any = None, today: date | None = None) -> int:
 
 @transaction.atomic
 def expiry_notice_send(
-    *, customer: Organization, actor: Any = None, today: date | None = None
+    *, customer: Organization, actor: Actor = None, today: date | None = None
 ) -> list[str] | None:
     """One digest e-mail to the customer's members for its records ending within 90 and within 30 days that
     were not yet notified at that threshold; returns the recipients, or None when nothing was due.

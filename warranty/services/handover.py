@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
 from builds.choices import ServerStatus
@@ -15,10 +13,11 @@ from orders.services import order_close, order_hand_over
 from warranty.selectors import hand_over_missing
 from werkbank.errors import RuleViolation
 from werkbank.tasks import enqueue_on_commit
+from werkbank.types import Actor
 
 
 @transaction.atomic
-def server_hand_over(*, server: Server, actor: Any, note: str = "") -> Server:
+def server_hand_over(*, server: Server, actor: Actor, note: str = "") -> Server:
     """deployed → handed_over, once the server is deployed and a ready handover pack exists (a 409 lists
     every missing precondition at once).
 
@@ -37,14 +36,12 @@ def server_hand_over(*, server: Server, actor: Any, note: str = "") -> Server:
     handed = server_transition(
         server=locked, actor=actor, target=ServerStatus.HANDED_OVER, verb="hand_over", note=note
     )
-    from warranty.tasks import warranty_records_create_task
-
-    enqueue_on_commit(warranty_records_create_task, server_id=handed.pk)
+    enqueue_on_commit("warranty.tasks.warranty_records_create_task", server_id=handed.pk)
     _close_order_when_complete(order=handed.order, actor=actor)
     return handed
 
 
-def _close_order_when_complete(*, order: Order, actor: Any) -> None:
+def _close_order_when_complete(*, order: Order, actor: Actor) -> None:
     locked = Order.objects.select_for_update().get(pk=order.pk)
     if locked.servers.exclude(status=ServerStatus.HANDED_OVER).exists():
         return

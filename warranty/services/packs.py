@@ -2,7 +2,7 @@
 
 `pack_generate` is the task's service, in the steps of a rendered-file job (werkbank/filejobs.py), safe to
 run twice, at once or after a worker died: claim the row, render the PDF and ZIP outside any lock
-(warranty/documents.py) with the progress in small transactions, then store both files and mark the pack
+(warranty/documents/) with the progress in small transactions, then store both files and mark the pack
 ready with their SHA-256 and sizes in one transaction (each file written whole after the commit), or mark
 it failed and re-raise, so that the task retries transient errors. The unique (server, revision)
 constraint keeps a repeated `pack_request` from making two packs of one revision: a revision is numbered
@@ -24,10 +24,11 @@ from warranty.choices import PACK_SERVER_STATUSES, PackLanguage, PackStatus
 from warranty.documents import pack_pdf, pack_zip, probe_report_json
 from warranty.models import HandoverPack
 from warranty.selectors import pack_data
-from werkbank.audit import audit
+from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.filejobs import FileJob
 from werkbank.tasks import enqueue_on_commit
+from werkbank.types import Actor
 
 
 def _language(server: Server, language: str | None) -> str:
@@ -40,7 +41,7 @@ def _language(server: Server, language: str | None) -> str:
 
 
 @transaction.atomic
-def pack_request(*, server: Server, actor: Any, language: str | None = None) -> HandoverPack:
+def pack_request(*, server: Server, actor: Actor, language: str | None = None) -> HandoverPack:
     """Queue a new revision of the server's handover pack (the PM's request), rendered by a Celery task.
 
     The language defaults to the customer's (Organization.language). Refused (409) unless the server is
@@ -62,7 +63,7 @@ def pack_request(*, server: Server, actor: Any, language: str | None = None) -> 
         revision=latest + 1,
         language=chosen,
         status=PackStatus.QUEUED,
-        generated_by=actor if getattr(actor, "is_authenticated", False) else None,
+        generated_by=user_or_none(actor),
     )
     audit(
         actor=actor,
@@ -70,14 +71,12 @@ def pack_request(*, server: Server, actor: Any, language: str | None = None) -> 
         obj=pack,
         after={"server": locked.asset_tag, "revision": pack.revision, "language": chosen},
     )
-    from warranty.tasks import handover_pack_generate_task
-
-    enqueue_on_commit(handover_pack_generate_task, pack_id=pack.pk)
+    enqueue_on_commit("warranty.tasks.handover_pack_generate_task", pack_id=pack.pk)
     return pack
 
 
 @transaction.atomic
-def pack_retry(*, pack: HandoverPack, actor: Any) -> HandoverPack:
+def pack_retry(*, pack: HandoverPack, actor: Actor) -> HandoverPack:
     """Queue a failed pack again (the PM's re-run): the same revision, rendered by a new task."""
     locked = HandoverPack.objects.select_for_update().get(pk=pack.pk)
     if locked.status != PackStatus.FAILED:
@@ -94,9 +93,7 @@ def pack_retry(*, pack: HandoverPack, actor: Any) -> HandoverPack:
         obj=locked,
         before={"status": PackStatus.FAILED, "error": locked.error},
     )
-    from warranty.tasks import handover_pack_generate_task
-
-    enqueue_on_commit(handover_pack_generate_task, pack_id=locked.pk)
+    enqueue_on_commit("warranty.tasks.handover_pack_generate_task", pack_id=locked.pk)
     return locked
 
 

@@ -4,7 +4,6 @@ the term."""
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
 from dateutil.relativedelta import relativedelta
 from django.db import transaction
@@ -19,6 +18,7 @@ from warranty.selectors import component_description, server_warranty_serial, wa
 from werkbank.audit import audit
 from werkbank.errors import RuleViolation
 from werkbank.models import AuditEvent
+from werkbank.types import Actor
 
 
 def remaining_months(start: date, end: date) -> int:
@@ -38,7 +38,7 @@ def handover_date(server: Server) -> date:
 
 
 @transaction.atomic
-def warranty_records_create(*, server: Server, actor: Any) -> list[WarrantyRecord]:
+def warranty_records_create(*, server: Server, actor: Actor) -> list[WarrantyRecord]:
     """One warranty record per component installed in a handed-over server, plus one for the server.
 
     Start at the handover date, the order's term (36 or 60 months), end = start + term, in the customer's
@@ -65,7 +65,8 @@ def warranty_records_create(*, server: Server, actor: Any) -> list[WarrantyRecor
         "term_months": order.warranty_months,
         "end_date": end,
     }
-    existing = set(
+    # component_id is None for the server's own record (the stubs type the nullable key as int).
+    existing: set[tuple[str, int | None]] = set(
         WarrantyRecord.objects.filter(server=locked).values_list("kind", "component_id").order_by()
     )
     wanted: list[WarrantyRecord] = []
@@ -79,7 +80,8 @@ def warranty_records_create(*, server: Server, actor: Any) -> list[WarrantyRecor
             )
         )
     installed = (
-        Installation.objects.filter(server=locked, removed_at__isnull=True)
+        Installation.objects.active()
+        .filter(server=locked)
         .select_related("component__part")
         .order_by("connector__position", "pk")
     )

@@ -4,7 +4,6 @@ name (seed 000: "vollständige Garantieunterlagen auf den Namen des Kunden")."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from django.db import transaction
 
@@ -12,11 +11,12 @@ from builds.models import Allocation, Server
 from warranty.models import WarrantyRegistration
 from werkbank.audit import audit
 from werkbank.models import Organization
+from werkbank.types import Actor
 
 
 @transaction.atomic
 def registrations_record(
-    *, server: Server, allocations: Sequence[Allocation], customer: Organization, actor: Any
+    *, server: Server, allocations: Sequence[Allocation], customer: Organization, actor: Actor
 ) -> list[WarrantyRegistration]:
     """Register the allocated components' warranty to the customer, one row per allocation.
 

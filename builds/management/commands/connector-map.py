@@ -25,9 +25,7 @@ class Command(BaseCommand):
             raise CommandError(f"No server {server!r} (give a hostname, asset tag or id).", returncode=2)
         installed = {
             inst.connector_id: inst
-            for inst in Installation.objects.filter(server=found, removed_at__isnull=True).select_related(
-                "component__part"
-            )
+            for inst in Installation.objects.active().filter(server=found).select_related("component__part")
         }
         blacklisted = {b.connector_id: b for b in ConnectorBlacklist.objects.filter(connector__server=found)}
         self.stdout.write(
