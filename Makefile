@@ -62,7 +62,7 @@ lint: venv
 	WERKBANK_ENV=production SECRET_KEY=lint-only-$$(printf 'x%.0s' {1..60})-Zq7 ALLOWED_HOSTS=werkbank.example \
 		WERKBANK_SECRETS_KEYS=bGludC1vbmx5LWtleS1ub3QtZm9yLXByb2R1Y3Rpb24= \
 		WERKBANK_SIGNING_KEYS=bGludC1vbmx5LXNpZ25pbmcta2V5LW5vdC1yZWFsISE= \
-		DATABASE_URL=postgres://lint:lint@127.0.0.1:9/lint-never-connected \
+		DATABASE_URL=postgres://lint:lint@127.0.0.1:9/lint-never-connected REDIS_URL=redis://127.0.0.1:9/0 \
 		$(PY) manage.py check --deploy --fail-level WARNING
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 

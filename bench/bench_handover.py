@@ -111,7 +111,7 @@ def _run() -> None:
     # The pack task, revision by revision (the first also warms the fonts and the code).
     times, pack = [], None
     for _ in range(REVISIONS):
-        pack = pack_request(server=server, actor=pm, language="en")  # autocommit: its task runs eagerly …
+        pack, _ = pack_request(server=server, actor=pm, language="en")  # autocommit: its task runs eagerly …
         HandoverPack.objects.filter(pk=pack.pk).update(status="queued", progress=0)  # … so run it again
         HandoverPack.objects.filter(pk=pack.pk).update(status="failed")  # as a retry would find it
         seconds, pack = _seconds(lambda pk=pack.pk: pack_generate(pack_id=pk))

@@ -2,11 +2,12 @@
 
 The probe must stay stdlib-only, so it cannot depend on ``jsonschema``. This validator implements
 ``type``, ``properties``, ``required``, ``additionalProperties``, ``patternProperties``, ``items``,
-``enum``, ``const``, ``minimum``, ``maximum``, ``minItems``, ``maxItems``, ``minLength``, ``pattern``,
-``$ref`` (to ``#/$defs/…``), ``anyOf`` and ``oneOf``, with 2020-12 semantics (an integral float is an
-``integer``; booleans are not numbers). Annotation keywords (``title``, ``description``, ``$comment``,
-``$id``, ``$schema``, ``$defs``, ``examples``, ``default``, ``format``) are ignored. Any other keyword is
-rejected when the schema is loaded, so the schema cannot silently outgrow the validator.
+``enum``, ``const``, ``minimum``, ``maximum``, ``minItems``, ``maxItems``, ``maxProperties``,
+``minLength``, ``pattern``, ``$ref`` (to ``#/$defs/…``), ``anyOf`` and ``oneOf``, with 2020-12 semantics
+(an integral float is an ``integer``; booleans are not numbers). Annotation keywords (``title``,
+``description``, ``$comment``, ``$id``, ``$schema``, ``$defs``, ``examples``, ``default``, ``format``) are
+ignored. Any other keyword is rejected when the schema is loaded, so the schema cannot silently outgrow the
+validator.
 
 Errors name the JSON path of the offending value, like ``jsonschema``'s ``json_path``:
 ``$.gpus[2].pcie.current_width: expected integer or null, got string``.
@@ -31,6 +32,7 @@ SUPPORTED = {
     "maximum",
     "minItems",
     "maxItems",
+    "maxProperties",
     "minLength",
     "pattern",
     "$ref",
@@ -224,6 +226,9 @@ class Validator:
     def _validate_object(
         self, inst: dict[str, Any], schema: dict[str, Any], path: str, out: list[ValidationError]
     ) -> None:
+        if "maxProperties" in schema and len(inst) > schema["maxProperties"]:
+            bound = schema["maxProperties"]
+            out.append(ValidationError(path, f"expected at most {bound} properties, got {len(inst)}"))
         for name in schema.get("required", []):
             if name not in inst:
                 out.append(ValidationError(path, f"required property {name!r} is missing"))

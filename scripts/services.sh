@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
 # Sourced by `make test`: point the suite at PostgreSQL and Redis on 127.0.0.1 when they answer.
 # An explicit DATABASE_URL or REDIS_URL wins. With WERKBANK_REQUIRE_SERVICES=1 a missing service is an error.
-_answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# With WERKBANK_NO_SERVICES=1 nothing is asked: the suite runs as on a machine where neither answers (SQLite,
+# no Redis) even where they do, as .ci/run's SQLite pass needs; an explicit DATABASE_URL or REDIS_URL still wins.
+if [ "${WERKBANK_NO_SERVICES:-0}" = "1" ]; then
+  if [ "${WERKBANK_REQUIRE_SERVICES:-0}" = "1" ]; then
+    echo "WERKBANK_NO_SERVICES=1 and WERKBANK_REQUIRE_SERVICES=1 contradict each other" >&2
+    return 1 2>/dev/null || exit 1
+  fi
+  _answers() { return 1; }
+  _unheard="is not asked (WERKBANK_NO_SERVICES=1)"
+else
+  _answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+  _unheard="does not answer"
+fi
 
 if [ -z "${DATABASE_URL:-}" ]; then
   if _answers 5432; then
@@ -10,7 +22,7 @@ if [ -z "${DATABASE_URL:-}" ]; then
     echo "WERKBANK_REQUIRE_SERVICES=1 but PostgreSQL does not answer on 127.0.0.1:5432" >&2
     return 1 2>/dev/null || exit 1
   else
-    echo "PostgreSQL does not answer on 127.0.0.1:5432: the tests run on SQLite." >&2
+    echo "PostgreSQL $_unheard on 127.0.0.1:5432: the tests run on SQLite." >&2
   fi
 fi
 if [ -z "${REDIS_URL:-}" ]; then
@@ -20,6 +32,6 @@ if [ -z "${REDIS_URL:-}" ]; then
     echo "WERKBANK_REQUIRE_SERVICES=1 but Redis does not answer on 127.0.0.1:6379" >&2
     return 1 2>/dev/null || exit 1
   else
-    echo "Redis does not answer on 127.0.0.1:6379: the system tests are skipped." >&2
+    echo "Redis $_unheard on 127.0.0.1:6379: the system tests are skipped." >&2
   fi
 fi

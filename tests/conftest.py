@@ -13,6 +13,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests import factories
+from tests.flush_rig import sql_flush_past_triggers
 from tests.tenants_rig import Tenants, api_client
 from werkbank.celery import app as celery_app
 
@@ -42,6 +43,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             f"WERKBANK_REQUIRE_SERVICES=1: {skipped} test(s) skipped; failing the run.", red=True
         )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sqlite_flush_past_triggers():
+    """A transactional test's flush empties the append-only tables on SQLite too (tests/flush_rig.py)."""
+    from django.db.backends.sqlite3.base import DatabaseWrapper  # its module first: it imports the operations
+
+    operations = DatabaseWrapper.ops_class
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(operations, "sql_flush", sql_flush_past_triggers(operations.sql_flush))
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -24,7 +24,7 @@ from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord, Warrant
 from warranty.services import claim_approve, claim_close, claim_reject, claim_ship_replacement
 from warranty.services.packs import pack_request, pack_retry
 from werkbank.admin import PMAdmin, admin_link, audit_timeline, badge, shortened
-from werkbank.errors import InvalidInput
+from werkbank.errors import DomainError, InvalidInput
 
 
 class ReadOnlyAdmin(PMAdmin):
@@ -200,6 +200,11 @@ class PackRequestForm(forms.ModelForm):
     language = forms.ChoiceField(
         choices=[("", "The customer's language"), *PackLanguage.choices], required=False
     )
+    new_revision = forms.BooleanField(
+        required=False,
+        help_text="A new revision even while one in this language is running (the data changed meanwhile). "
+        "Without it, a revision already queued or running is kept.",
+    )
 
     class Meta:
         model = HandoverPack
@@ -238,7 +243,7 @@ class HandoverPackAdmin(PMAdmin):
         return super().get_form(request, obj, **kwargs)
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return ["server", "language"] if obj is None else list(self.readonly)
+        return ["server", "language", "new_revision"] if obj is None else list(self.readonly)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [] if obj is None else list(self.readonly)
@@ -266,8 +271,15 @@ class HandoverPackAdmin(PMAdmin):
 
     def save_model(self, request: HttpRequest, obj: HandoverPack, form: Any, change: bool) -> None:
         data = form.cleaned_data
-        pack = pack_request(server=data["server"], actor=request.user, language=data.get("language") or None)
+        pack, created = pack_request(
+            server=data["server"],
+            actor=request.user,
+            language=data.get("language") or None,
+            new_revision=bool(data.get("new_revision")),
+        )
         obj.pk = pack.pk
+        if not created:
+            self.message_user(request, _kept(pack), messages.WARNING)
 
     @admin.action(description="Run the selected failed packs again")
     def retry_failed(self, request: HttpRequest, queryset: QuerySet) -> None:
@@ -277,9 +289,19 @@ class HandoverPackAdmin(PMAdmin):
 
     @admin.action(description="Ask for a new revision of the selected packs (same language)")
     def request_new_revision(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self.run_for_each(
-            request,
-            queryset.select_related("server"),
-            lambda pack: pack_request(server=pack.server, actor=request.user, language=pack.language),
-            "a new revision is queued",
-        )
+        for selected in queryset.select_related("server"):
+            try:
+                pack, created = pack_request(
+                    server=selected.server, actor=request.user, language=selected.language, new_revision=True
+                )
+            except DomainError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                if created:
+                    self.message_user(request, f"{pack}: a new revision is queued.", messages.SUCCESS)
+                else:
+                    self.message_user(request, _kept(pack), messages.WARNING)
+
+
+def _kept(pack: HandoverPack) -> str:
+    return f"{pack} is already {pack.get_status_display().lower()}; no new revision was made."

@@ -54,6 +54,9 @@ class NoticeThreshold(models.IntegerChoices):
 
 # A pack's status moves as every rendered-file job's does: werkbank.choices.FILE_JOB_TRANSITIONS.
 
+#: A pack waiting for its files: a request for the same server and language returns it instead of a new one.
+PACK_PENDING = frozenset({PackStatus.QUEUED.value, PackStatus.RUNNING.value})
+
 #: Server statuses for which a pack may be asked
 #: for: the pack prints the rack placement, the addresses and the monitoring access, which exist once the
 #: server is deployed; after the handover a new revision may still be issued (another language, a

@@ -69,6 +69,13 @@ class HandoverPack(RenderedFileJob):
                 name="%(app_label)s_%(class)s_unique_revision",
                 violation_error_message="This server already has a handover pack of this revision.",
             ),
+            # A queued revision has not read the server's data yet: a second one would render the same.
+            models.UniqueConstraint(
+                fields=["server", "language"],
+                condition=Q(status=FileJobStatus.QUEUED),
+                name="%(app_label)s_%(class)s_one_queued_per_language",
+                violation_error_message="This server already has a queued handover pack in this language.",
+            ),
             models.CheckConstraint(
                 condition=Q(language__in=PackLanguage.values),
                 name="%(app_label)s_%(class)s_language_valid",

@@ -7,6 +7,7 @@ import logging
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 logger = logging.getLogger("werkbank")
 
@@ -17,8 +18,12 @@ class CoreConfig(AppConfig):
     verbose_name = "Werkbank core"
 
     def ready(self) -> None:
-        from werkbank import auth_audit, exports, i18n
+        from django.core import checks
 
+        from werkbank import auth_audit, exports, i18n
+        from werkbank.checks import check_task_broker
+
+        checks.register(check_task_broker)  # production needs a broker (werkbank.E001)
         auth_audit.connect()  # logins, failed logins and logouts leave an AuditEvent
         i18n.connect()  # a login remembers the member's language and roles in the session
         exports.register_exports()  # what an order's export carries of the core's rows
@@ -30,6 +35,11 @@ def announce_task_mode() -> None:
     Called from the WSGI/ASGI entry points (which `runserver` loads too) rather than from `ready()`, so that
     script commands such as `manage.py roi --json` keep their stderr to their own one-line errors.
     """
+    from werkbank.checks import check_task_broker
+
+    refused = check_task_broker()
+    if refused:  # a server started without `manage.py check` (gunicorn) refuses as the check does
+        raise ImproperlyConfigured(f"{refused[0].msg} {refused[0].hint}")
     if settings.CELERY_TASK_ALWAYS_EAGER:
         logger.warning("REDIS_URL is not set: Celery tasks run in-process (eager mode).")
     else:

@@ -46,7 +46,8 @@ def audit(
         content_type=ContentType.objects.get_for_model(obj),
         object_id=str(obj.pk),
         object_repr=str(obj)[:200],
-        before=before or {},
-        after=after or {},
+        # A model instance among the values (a foreign key a PATCH changed) is stored by its name.
+        before={key: audit_value(value) for key, value in (before or {}).items()},
+        after={key: audit_value(value) for key, value in (after or {}).items()},
         note=note,
     )

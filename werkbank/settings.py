@@ -103,6 +103,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Inside the header middlewares, so that its 400 carries them: text the database cannot store (NUL,
+    # unpaired surrogates) in the path, the query string or a body is a 400 naming the field.
+    "werkbank.storable.StorableTextMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into its 429 answer
 ]
 
@@ -274,14 +277,19 @@ SPECTACULAR_SETTINGS = {
 WERKBANK_PUBLIC_API_DOCS = _env_bool("WERKBANK_PUBLIC_API_DOCS", not PRODUCTION)
 
 # --- Login lockout (django-axes; werkbank/security.py) ----------------------------------------------------
-# Failed logins are kept in the database, so one limit holds across all web processes without Redis.
-# Counted per username and, separately, per client address: rotating addresses does not help against
-# one account, and rotating usernames does not help from one address.
-AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+# Failed logins are kept in the database, so the limits hold across all web processes without Redis.
+# A username is locked only at the address that failed for it; an address only past a higher limit; a
+# username alone only slows down the addresses that failed for it (the rules: werkbank/security.py).
+AXES_HANDLER = "werkbank.security.LockoutHandler"
 AXES_FAILURE_LIMIT = int(os.environ.get("WERKBANK_LOGIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("WERKBANK_LOGIN_COOLOFF_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+WERKBANK_LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("WERKBANK_LOGIN_ADDRESS_FAILURE_LIMIT", "50"))
+WERKBANK_LOGIN_USERNAME_DELAY_MAX_SECONDS = int(
+    os.environ.get("WERKBANK_LOGIN_USERNAME_DELAY_MAX_SECONDS", "60")
+)
+AXES_RESET_ON_SUCCESS = True  # resets the successful (username, address) pair only
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a refused attempt is not checked, so not counted
 AXES_LOCKOUT_CALLABLE = "werkbank.security.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_DISABLE_ACCESS_LOG = True  # successful logins and logouts are AuditEvents (werkbank/auth_audit.py)
@@ -312,6 +320,9 @@ CONTENT_SECURITY_POLICY = {
 
 # --- Celery ------------------------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Production without REDIS_URL would run every task in the web process (no retries, no beat): the check
+# werkbank.E001 (werkbank/checks.py) refuses that unless this says it is meant.
+WERKBANK_ALLOW_INPROCESS_TASKS = _env_bool("WERKBANK_ALLOW_INPROCESS_TASKS", False)
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
@@ -392,7 +403,8 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
 DATA_UPLOAD_MAX_NUMBER_FILES = 20  # a build step takes at most 10 photos
 # Requests per API token (a browser session: per user), e.g. "600/min"; empty: no limit. Past it: 429.
 WERKBANK_API_RATE = os.environ.get("WERKBANK_API_RATE", "600/min")
-# The throttle's counts: shared by every worker through Redis when there is one.
+# The throttle's counts: shared by every worker through Redis when there is one. Short timeouts: when Redis
+# is unreachable the limiter fails open (werkbank/api/throttling.py), and a request must not wait long for it.
 if "CACHES" not in globals():
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CACHES["throttle"] = (
@@ -400,6 +412,7 @@ CACHES["throttle"] = (
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "throttle",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
     if REDIS_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"}

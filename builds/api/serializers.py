@@ -65,7 +65,7 @@ class EnumFieldSchema(OpenApiSerializerFieldExtension):
 
 class ServerSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     order_reference = serializers.CharField(source="order.reference", read_only=True)
-    partner_name = serializers.CharField(source="partner.name", read_only=True, default=None)
+    partner_name = serializers.CharField(source="partner.name", read_only=True, allow_null=True)
     connector_count = serializers.IntegerField(read_only=True)
     installed_count = serializers.IntegerField(read_only=True)
     blacklisted_count = serializers.IntegerField(read_only=True)

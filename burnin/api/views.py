@@ -82,6 +82,16 @@ class ServerReportViewSet(VisibleToMixin, viewsets.GenericViewSet):
     filterset_class = None
     pagination_class = None
 
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        # A refused upload (404, 400, 413, …) is answered once its body is read: see discard_unread_body.
+        if self.action == "reports" and response.status_code >= 400:
+            try:
+                length = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = 0
+            ingest.discard_unread_body(request.stream, content_length=length)
+        return super().finalize_response(request, response, *args, **kwargs)
+
     @extend_schema(
         request={"application/json": OpenApiTypes.OBJECT},
         parameters=[

@@ -44,6 +44,7 @@ from burnin.services.samples import report_time, store_rollup, store_samples
 # The upload's steps are named here too (re-exported): the API view and the tests read them as `ingest.…`.
 from burnin.services.upload import (  # noqa: F401
     ReportTooLarge,
+    discard_unread_body,
     parse_report,
     read_report_body,
     report_id_of,

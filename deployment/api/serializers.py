@@ -49,9 +49,8 @@ class SiteSerializer(serializers.ModelSerializer):
     customer = VisibleObjectField(
         Organization, required=False, allow_null=True, help_text="The customer (customer rooms only)."
     )
-    customer_name = serializers.CharField(
-        source="customer.name", read_only=True, default=None, allow_null=True
-    )
+    # No `default=`: DRF skips a read-only field's default in a partial update, so PATCH left it out.
+    customer_name = serializers.CharField(source="customer.name", read_only=True, allow_null=True)
     # Up to 64 characters: the service normalizes (and checks) the ISO code.
     country = serializers.CharField(max_length=64, help_text="ISO 3166-1 alpha-2 code, e.g. BG.")
     rack_count = serializers.IntegerField(read_only=True)

@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from deployment.choices import FeedLeg, SiteKind
 from deployment.models import PowerFeed, Rack, RackPlacement, Site
 from deployment.selectors import feed_loads
+from inventory.countries import is_country
 from inventory.eu import is_eu, normalize_country
 from werkbank.audit import audit, audit_value
 from werkbank.choices import OrganizationKind
@@ -34,7 +35,7 @@ def _clean_site(values: dict[str, Any]) -> dict[str, Any]:
     if kind not in SiteKind.values:
         raise InvalidInput("kind", f"must be one of {', '.join(SiteKind.values)}; got {kind!r}.")
     country = normalize_country(values.get("country") or "")
-    if len(country) != 2 or not country.isalpha() or not country.isascii():
+    if not is_country(country):
         raise InvalidInput(
             "country", f"must be an ISO 3166-1 alpha-2 code such as BG; got {values.get('country')!r}."
         )

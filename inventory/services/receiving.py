@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
@@ -39,6 +39,39 @@ def _unusable_message(given: str) -> str:
     return f"{given} cannot be received: it is not available to this receipt. Check it against the label."
 
 
+def _refuse_serials_on_record(*, packing: PackingList, manufacturer: str, actor: Actor) -> None:
+    """Refuse the receipt (400, a row per serial) if any of its serials is on record for the manufacturer.
+
+    Serial identity (inventory.serials): "ab-1" is the "AB-1" already on record. Serials are unique per
+    manufacturer across all tenants (one physical part, one warranty record), so a serial held elsewhere
+    must be refused, while an unknown one is booked: that one bit, "on record somewhere", is the receipt's
+    only answer that differs between the two, and it cannot be hidden without giving up the global
+    uniqueness (docs/security.md, "Receiving is no oracle across tenants"). Nothing else is told: a serial
+    the receiver may not see gets one sentence, whoever holds it, without its lot, date code, origin,
+    holder or the letter case it is recorded in; its lot is named only to a receiver who may see it.
+    """
+    on_record = (
+        Component.objects.with_serial(*(row.serial for row in packing.rows))
+        .filter(manufacturer=manufacturer)
+        .annotate(seen=Exists(serials_seen_by(actor).filter(pk=OuterRef("pk"))))
+        .values_list("serial", "lot__lot_code", "seen")
+    )
+    known = {normalize_serial(serial): (serial, lot_code, seen) for serial, lot_code, seen in on_record}
+    if not known:
+        return
+    rows = [
+        {
+            "row": row.row,
+            "column": "serial",
+            "message": _known_message(row.serial, serial, lot) if seen else _unusable_message(row.serial),
+        }
+        for row in packing.rows
+        if (key := normalize_serial(row.serial)) in known
+        for serial, lot, seen in [known[key]]
+    ]
+    raise InvalidInput("serials", f"{len(rows)} serial(s) cannot be received.", rows=rows)
+
+
 @dataclass(frozen=True)
 class Receipt:
     """What one receiving call booked."""
@@ -49,8 +82,28 @@ class Receipt:
     components: list[Component]
 
 
-@transaction.atomic
 def po_line_receive(
+    *, line: PurchaseOrderLine, actor: Actor, lot_code: str, date_code: str, origin: str, packing: PackingList
+) -> Receipt:
+    """Book the serials of a packing list into one lot, all or nothing (see `_receive`).
+
+    A serial that another receipt books while this one runs answers as one on record before it began:
+    the insert waits on the unique index until that receipt commits and then fails; once this receipt's
+    transaction (or savepoint) is rolled back, the check sees the serial and refuses it with the same
+    rows, instead of the constraint's 409. The happy path pays no extra query for this.
+    """
+    try:
+        return _receive(
+            line=line, actor=actor, lot_code=lot_code, date_code=date_code, origin=origin, packing=packing
+        )
+    except IntegrityError:
+        manufacturer = PurchaseOrderLine.objects.values_list("part__manufacturer", flat=True).get(pk=line.pk)
+        _refuse_serials_on_record(packing=packing, manufacturer=manufacturer, actor=actor)
+        raise
+
+
+@transaction.atomic
+def _receive(
     *, line: PurchaseOrderLine, actor: Actor, lot_code: str, date_code: str, origin: str, packing: PackingList
 ) -> Receipt:
     """Book the serials of a packing list into one lot, all or nothing.
@@ -96,28 +149,7 @@ def po_line_receive(
     if not packing.ok:
         raise InvalidInput("serials", f"{len(packing.errors)} row(s) are invalid.", rows=_row_errors(packing))
     part = locked.part
-    # Serial identity (inventory.serials): "ab-1" is the "AB-1" already on record for this manufacturer.
-    # Serials are unique per manufacturer across all tenants, so one held elsewhere must be refused; the
-    # refusal names its lot only to a receiver who may see that component (no oracle across tenants).
-    on_record = (
-        Component.objects.with_serial(*(row.serial for row in packing.rows))
-        .filter(manufacturer=part.manufacturer)
-        .annotate(seen=Exists(serials_seen_by(actor).filter(pk=OuterRef("pk"))))
-        .values_list("serial", "lot__lot_code", "seen")
-    )
-    known = {normalize_serial(serial): (serial, lot_code, seen) for serial, lot_code, seen in on_record}
-    if known:
-        rows = [
-            {
-                "row": row.row,
-                "column": "serial",
-                "message": _known_message(row.serial, serial, lot) if seen else _unusable_message(row.serial),
-            }
-            for row in packing.rows
-            if (key := normalize_serial(row.serial)) in known
-            for serial, lot, seen in [known[key]]
-        ]
-        raise InvalidInput("serials", f"{len(rows)} serial(s) cannot be received.", rows=rows)
+    _refuse_serials_on_record(packing=packing, manufacturer=part.manufacturer, actor=actor)
 
     # A lot is per supplier receipt (BatchLot): only a lot of this purchase order is extended.
     lot, lot_created = BatchLot.objects.get_or_create(

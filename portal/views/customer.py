@@ -9,13 +9,10 @@ exactly the fields portal.customer.PAGE_FIELDS names.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -40,6 +37,7 @@ from portal.customer import (
     pager,
     row,
 )
+from portal.views.access import customer_required
 from portal.views.documents import documents_context
 from portal.views.warranty import warranty_context
 from werkbank.choices import label_of
@@ -50,19 +48,6 @@ from werkbank.services import api_token_create, api_token_revoke, live_api_token
 ORDERS_PER_PAGE = 25
 #: Servers per page of an order's server list (an order may have a fleet).
 SERVERS_PER_PAGE = 50
-
-
-def customer_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Anonymous: the login page. Signed in but no customer member (a PM, a partner, an outsider): 404."""
-
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not selectors.is_customer_member(request.user):
-            raise Http404("No such page.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
 
 
 def _server_rows(servers: Any) -> list[dict[str, Any]]:

@@ -2,7 +2,8 @@
 certificate of its orders.
 
 Every download looks its object up through `visible_to` first: another customer's pack or order is a 404,
-and so is a pack that has no file yet; an anonymous visitor is sent to the login page. The server page
+and so is a pack that has no file yet; an anonymous visitor is sent to the login page, and a user who is
+no customer member gets a 404 (portal/views/access.py). The server page
 (portal/views/customer.py) shows the documents block when its context has `show_documents`:
 `documents_context(request, server)` gives that block's context.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import URLPattern, path, reverse
@@ -19,6 +19,7 @@ from django.urls import URLPattern, path, reverse
 from builds.models import Server
 from orders.models import Order
 from portal.customer import row
+from portal.views.access import customer_required
 from warranty.choices import PackStatus
 from warranty.downloads import certificate_response, pack_file_response
 from warranty.selectors import server_packs, visible_packs
@@ -54,19 +55,19 @@ def _download(request: HttpRequest, pk: int, kind: str) -> FileResponse:
     return pack_file_response(pack, kind)
 
 
-@login_required
+@customer_required
 def pack_pdf(request: HttpRequest, pk: int) -> FileResponse:
     """A handover pack's PDF, for whoever may see the pack."""
     return _download(request, pk, "pdf")
 
 
-@login_required
+@customer_required
 def pack_zip(request: HttpRequest, pk: int) -> FileResponse:
     """A handover pack's ZIP, for whoever may see the pack."""
     return _download(request, pk, "zip")
 
 
-@login_required
+@customer_required
 def certificate(request: HttpRequest, pk: int) -> HttpResponse:
     """The warranty certificate of an order the user may see, in the customer's language."""
     order = get_object_or_404(

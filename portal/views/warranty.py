@@ -1,6 +1,7 @@
 """Portal pages: warranty. A customer looks up serials, reads a record with its lineage and claims, and
 files a claim. Everything goes through `visible_to`: another customer's serial is "not found" (an empty
-lookup, a 404 on a record). Writes call the warranty services (POST, then redirect)."""
+lookup, a 404 on a record), and a user who is no customer member gets a 404 on every page
+(portal/views/access.py). Writes call the warranty services (POST, then redirect)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -21,6 +21,7 @@ from django.views import View
 
 from builds.models import Server
 from portal.customer import pager, row
+from portal.views.access import customer_required
 from warranty.choices import CLAIM_OPEN, ClaimStatus, RecordKind
 from warranty.models import WarrantyClaim, WarrantyRecord
 from warranty.selectors import claims_of, record_for, records_for
@@ -95,7 +96,7 @@ class ClaimForm(forms.Form):
     )
 
 
-class WarrantyListView(LoginRequiredMixin, View):
+class WarrantyListView(View):
     """The customer's records, paginated, with a lookup box by serial."""
 
     paginate_by = 50
@@ -126,7 +127,7 @@ class WarrantyListView(LoginRequiredMixin, View):
         )
 
 
-class WarrantyRecordView(LoginRequiredMixin, View):
+class WarrantyRecordView(View):
     """One record: its dates, its lineage both ways, its claims, and the form to file a claim."""
 
     def record(self, request: HttpRequest, pk: int) -> WarrantyRecord:
@@ -192,6 +193,8 @@ class WarrantyRecordView(LoginRequiredMixin, View):
 
 
 urlpatterns: list[URLPattern] = [
-    path("warranty/", WarrantyListView.as_view(), name="warranty"),
-    path("warranty/records/<int:pk>/", WarrantyRecordView.as_view(), name="warranty-record"),
+    path("warranty/", customer_required(WarrantyListView.as_view()), name="warranty"),
+    path(
+        "warranty/records/<int:pk>/", customer_required(WarrantyRecordView.as_view()), name="warranty-record"
+    ),
 ]

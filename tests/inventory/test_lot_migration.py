@@ -12,19 +12,7 @@ from pathlib import Path
 from tests.migration_script import run_migration_script
 
 SCRIPT = """
-import json
-import django
-django.setup()
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
-
-def migrate(name):
-    executor = MigrationExecutor(connection)
-    executor.migrate([("inventory", name)])
-    executor.loader.build_graph()
-    return executor.loader.project_state(("inventory", name)).apps
-
-apps = migrate("0004_component_serial_identity_any_letter_case")
+apps = migrate([("inventory", "0004_component_serial_identity_any_letter_case")])
 Supplier, Part = apps.get_model("inventory", "Supplier"), apps.get_model("inventory", "Part")
 PurchaseOrder = apps.get_model("inventory", "PurchaseOrder")
 Line, Lot = apps.get_model("inventory", "PurchaseOrderLine"), apps.get_model("inventory", "BatchLot")
@@ -42,13 +30,14 @@ for n in (1, 2):
             part=part, manufacturer="NVIDIA", serial=f"S{n}-{i}", lot=lot, po_line=line, location="x"
         )
 
-Lot = migrate("0006_batchlot_per_purchase_order").get_model("inventory", "BatchLot")
+Lot = migrate([("inventory", "0006_batchlot_per_purchase_order")]).get_model("inventory", "BatchLot")
 forward = sorted(
     [lot.lot_code, lot.date_code, lot.country_of_origin, lot.purchase_order.number,
      sorted(lot.components.values_list("serial", flat=True))]
     for lot in Lot.objects.all()
 )
-Lot = migrate("0004_component_serial_identity_any_letter_case").get_model("inventory", "BatchLot")
+before = migrate([("inventory", "0004_component_serial_identity_any_letter_case")])
+Lot = before.get_model("inventory", "BatchLot")
 back = sorted(
     [lot.lot_code, sorted(lot.components.values_list("serial", flat=True))] for lot in Lot.objects.all()
 )

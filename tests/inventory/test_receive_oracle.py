@@ -114,3 +114,37 @@ def test_the_lot_list_counts_in_a_fixed_number_of_queries(tenants, goods, django
     with django_assert_max_num_queries(4):
         response = client.get("/api/v1/inventory/lots/")
     assert sorted(lot["component_count"] for lot in response.json()["results"]) == [1, 1, 1, 2]
+
+
+def test_a_foreign_serial_is_refused_without_the_letter_case_it_is_recorded_in(tenants, goods):
+    _line_p, line_q = goods
+    response = _receive_as_q(tenants, line_q, serials="p-2")
+    assert response.status_code == 400
+    (row,) = response.json()["rows"]
+    assert row["message"].startswith("p-2 cannot be received") and "P-2" not in response.content.decode()
+
+
+def test_a_serial_booked_elsewhere_during_the_receipt_gets_the_same_refusal(tenants, goods, monkeypatch):
+    """Issue 26, finding 10: the check and the insert are two statements; a serial that another tenant's
+    receipt books between them was a 409 naming the constraint, unlike one on record before (a 400)."""
+    _line_p, line_q = goods
+    before = _receive_as_q(tenants, line_q, serials="Q-1\nP-1")
+    assert before.status_code == 400
+
+    from inventory.services import receiving
+
+    check = receiving._refuse_serials_on_record
+    calls: list[int] = []
+
+    def not_yet_on_record(**kwargs):
+        # The first check runs before P's receipt commits: it sees no P-1 (as in the race).
+        calls.append(1)
+        if len(calls) > 1:
+            check(**kwargs)
+
+    monkeypatch.setattr(receiving, "_refuse_serials_on_record", not_yet_on_record)
+    during = _receive_as_q(tenants, line_q, serials="Q-1\nP-1")
+
+    assert len(calls) == 2
+    assert (during.status_code, during.json()) == (before.status_code, before.json())
+    assert not Component.objects.filter(po_line=line_q).exists()

@@ -34,7 +34,7 @@ def _handed_over_order(built: Any) -> tuple[Order, HandoverPack]:  # noqa: F811
     """The rich order with a rendered, ready pack for its built server, and the order handed over."""
     order = rich_order(built)
     server = built[0].server
-    pack = pack_request(server=server, actor=built[0].t.pm)  # rendered in-process on commit (eager)
+    pack, _ = pack_request(server=server, actor=built[0].t.pm)  # rendered in-process on commit (eager)
     pack.refresh_from_db()
     if pack.status != PackStatus.READY:
         pack = pack_generate(pack_id=pack.pk) or pack

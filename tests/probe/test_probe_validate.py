@@ -181,6 +181,7 @@ def test_validator_semantics_match_jsonschema_on_small_cases() -> None:
             "s": {"type": "string", "minLength": 2, "pattern": "^a"},
             "o": {"oneOf": [{"type": "integer"}, {"type": "number"}]},
             "a": {"type": "array", "maxItems": 1},
+            "m": {"type": "object", "maxProperties": 1},
         },
         "additionalProperties": {"type": "boolean"},
     }
@@ -200,6 +201,8 @@ def test_validator_semantics_match_jsonschema_on_small_cases() -> None:
         {"o": 1},
         {"o": 1.5},
         {"a": [1, 2]},
+        {"m": {"p": 1}},
+        {"m": {"p": 1, "q": 2}},
         {"zzz": 1},
         {"zzz": True},
     ]

@@ -35,7 +35,7 @@ def test_a_worker_killed_mid_render_leaves_exactly_one_ready_pack_that_verifies(
         tmp_path, worker_queue, name="first", env=env, args=("--include", "tests.system.held_pack")
     )
     try:
-        pack = pack_request(server=demo.fleet, actor=demo.pm)  # commits: the task is published
+        pack, _ = pack_request(server=demo.fleet, actor=demo.pm)  # commits: the task is published
         _wait_for(marker.exists, first)
         running = HandoverPack.objects.get(pk=pack.pk)
         assert (running.status, running.attempts, running.progress) == (PackStatus.RUNNING, 1, 30)

@@ -30,6 +30,14 @@ def test_a_pm_asks_for_a_pack_and_runs_a_failed_one_again_in_the_admin(client):
     pack.refresh_from_db()
     assert pack.status == PackStatus.QUEUED
     assert AuditEvent.objects.filter(verb="pack.retry", object_id=str(pack.pk)).exists()
+    # Queued, it is kept (it renders the data of when its task starts); running, a new revision is made.
+    kept = client.post(
+        changelist, {"action": "request_new_revision", "_selected_action": [pack.pk]}, follow=True
+    )
+    assert "is already queued; no new revision was made" in kept.content.decode()
+    assert client.post(add, {"server": demo.fleet.pk, "language": "en"}).status_code == 302
+    assert HandoverPack.objects.filter(server=demo.fleet).count() == 1
+    HandoverPack.objects.filter(pk=pack.pk).update(status=PackStatus.RUNNING)
     client.post(changelist, {"action": "request_new_revision", "_selected_action": [pack.pk]})
     assert list(HandoverPack.objects.filter(server=demo.fleet).values_list("revision", "language")) == [
         (2, "en"),

@@ -10,18 +10,6 @@ from pathlib import Path
 from tests.migration_script import run_migration_script
 
 SCRIPT = """
-import json
-import django
-django.setup()
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    executor.loader.build_graph()
-    return executor.loader.project_state(targets).apps
-
 apps = migrate([("builds", "0003_server_burnin_gpu_power_w"), ("warranty", "0001_initial")])
 get = apps.get_model
 Organization = get("werkbank", "Organization")

@@ -39,7 +39,8 @@ def test_a_requested_pack_is_rendered_once_even_when_the_task_runs_twice(
     demo, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        pack = pack_request(server=demo.fleet, actor=demo.pm)
+        pack, created = pack_request(server=demo.fleet, actor=demo.pm)
+    assert created
     # Enqueued on commit, through the outbox; run in-process here (eager), the first time.
     outbox = TaskOutbox.objects.get(task=handover_pack_generate_task.name)
     assert (outbox.kwargs, outbox.sent_at is not None) == ({"pack_id": pack.pk}, True)
@@ -64,7 +65,7 @@ def test_a_requested_pack_is_rendered_once_even_when_the_task_runs_twice(
     assert "Übergabepaket" in pdf_text(pdf)[1]
     assert _verbs(pack) == ["pack.request", "pack.generate"]
 
-    second = pack_request(server=demo.fleet, actor=demo.pm, language="en")
+    second, _ = pack_request(server=demo.fleet, actor=demo.pm, language="en")
     assert (second.revision, second.language) == (2, "en")
 
 
@@ -78,11 +79,11 @@ def test_a_pack_is_refused_before_the_server_is_deployed(demo):
     assert not HandoverPack.objects.exists()
     # After the handover a new revision may still be issued.
     Server.objects.filter(pk=demo.fleet.pk).update(status=ServerStatus.HANDED_OVER)
-    assert pack_request(server=demo.fleet, actor=demo.pm).revision == 1
+    assert pack_request(server=demo.fleet, actor=demo.pm)[0].revision == 1
 
 
 def test_a_failure_is_recorded_retried_by_the_pm_and_then_succeeds(demo, monkeypatch):
-    pack = pack_request(server=demo.fleet, actor=demo.pm)  # its task never runs: no commit in this test
+    pack, _ = pack_request(server=demo.fleet, actor=demo.pm)  # its task never runs: no commit in this test
 
     def lost_connection(*args, **kwargs):
         raise OperationalError("server closed the connection unexpectedly")
@@ -105,7 +106,7 @@ def test_a_failure_is_recorded_retried_by_the_pm_and_then_succeeds(demo, monkeyp
 
 
 def test_a_pack_left_running_by_a_dead_worker_is_taken_again(demo):
-    pack = pack_request(server=demo.fleet, actor=demo.pm)
+    pack, _ = pack_request(server=demo.fleet, actor=demo.pm)
     HandoverPack.objects.filter(pk=pack.pk).update(status=PackStatus.RUNNING, attempts=1, progress=30)
     assert pack_generate(pack_id=pack.pk).status == PackStatus.READY
     pack.refresh_from_db()
@@ -115,7 +116,7 @@ def test_a_pack_left_running_by_a_dead_worker_is_taken_again(demo):
 
 
 def test_the_task_retries_a_transient_error_and_the_pack_ends_ready(demo, monkeypatch):
-    pack = pack_request(server=demo.fleet, actor=demo.pm)
+    pack, _ = pack_request(server=demo.fleet, actor=demo.pm)
     render, calls = packs.pack_pdf, []
 
     def flaky(*args, **kwargs):

@@ -96,7 +96,7 @@ def _write(tmp_path: Path, name: str, content: bytes) -> Path:
 def real_pack(world: World, django_capture_on_commit_callbacks) -> tuple[HandoverPack, bytes]:
     """A pack rendered and stored by the task, with its ZIP's bytes."""
     with django_capture_on_commit_callbacks(execute=True):
-        pack = pack_request(server=world.server, actor=world.t.pm, language="en")
+        pack, _ = pack_request(server=world.server, actor=world.t.pm, language="en")
     pack.refresh_from_db()
     assert pack.status == "ready", pack.error
     return pack, pack.zip.read()

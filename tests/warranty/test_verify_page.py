@@ -35,7 +35,7 @@ MADE_UP = hashlib.sha256(b"a pack nobody issued").hexdigest()
 @pytest.fixture
 def issued(world: World, django_capture_on_commit_callbacks) -> tuple[World, HandoverPack, bytes]:
     with django_capture_on_commit_callbacks(execute=True):
-        pack = pack_request(server=world.server, actor=world.t.pm, language="de")
+        pack, _ = pack_request(server=world.server, actor=world.t.pm, language="de")
     pack.refresh_from_db()
     assert pack.status == "ready", pack.error
     return world, pack, pack.zip.read()

@@ -343,6 +343,7 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     ),
     "burnin.services.upload:validation_errors": exempt("a pure check of a report against its schema"),
     "burnin.services.upload:parse_report": exempt("a pure parse of a report"),
+    "burnin.services.upload:discard_unread_body": exempt("reads a refused upload's body to its end"),
     "burnin.services.ingest:Slot": exempt("a data class: an installed slot as the analysis sees it"),
     "burnin.services.ingest:installed_slots": exempt("a read: the server's installed GPU slots"),
     "burnin.services.ingest:platform_max_gen": exempt("a read: the platform's PCIe generation"),

@@ -51,8 +51,6 @@ EXPECTED_PAGES = {
         "rack",
         "site",
         "deployment-server",
-        "warranty",
-        "warranty-record",
     },
     "kentino": {
         "search",
@@ -63,7 +61,6 @@ EXPECTED_PAGES = {
         "rack",
         "site",
         "deployment-server",
-        "warranty",
     },
     "vastfleet": {
         "portal",

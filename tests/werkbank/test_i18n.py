@@ -116,9 +116,10 @@ def test_the_lockout_speaks_german_on_the_page_and_english_on_the_api(tenants, s
         assert page.status_code == 429
         html = page.content.decode()
         assert "<h1>Anmeldung gesperrt</h1>" in html
-        assert "1 fehlgeschlagene Anmeldungen für einen Benutzernamen" in html and "15 Minuten" in html
+        assert "1 fehlgeschlagene Anmeldungen für einen Benutzernamen von einer Client-Adresse" in html
+        assert "15 Minuten" in html and "Versuchen Sie es in 900 Sekunden wieder." in html
         api = APIClient().post("/api/v1/auth/login/", wrong, format="json", HTTP_ACCEPT_LANGUAGE="de")
         assert api.status_code == 429
-        assert api.json()["rule"].startswith("1 failed logins for one username")
+        assert api.json()["rule"].startswith("1 failed logins for one username from one client address")
     finally:
         axes_reset()

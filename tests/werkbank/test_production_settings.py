@@ -18,13 +18,18 @@ PRODUCTION = {
 }
 # Port 9 (discard) on the loopback: nothing answers there, so any connection attempt would fail the run.
 UNREACHABLE_DB = "postgres://werkbank:secret@127.0.0.1:9/werkbank"
+UNREACHABLE_REDIS = "redis://127.0.0.1:9/0"
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     environment = {
         key: value
         for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "DEBUG", "WERKBANK_PUBLIC_API_DOCS", "DJANGO_SETTINGS_MODULE"}
+        if key
+        not in {
+            *("DATABASE_URL", "DEBUG", "WERKBANK_PUBLIC_API_DOCS", "DJANGO_SETTINGS_MODULE"),
+            *("REDIS_URL", "WERKBANK_ALLOW_INPROCESS_TASKS"),
+        }
     }
     environment.update(env)
     return subprocess.run(
@@ -37,6 +42,9 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+DEPLOY_CHECK = ("check", "--deploy", "--fail-level", "WARNING")
+
+
 def test_production_without_database_url_refuses_to_start():
     result = _manage("check", **PRODUCTION)
     assert result.returncode != 0
@@ -45,11 +53,30 @@ def test_production_without_database_url_refuses_to_start():
 
 def test_production_with_database_url_passes_the_deploy_check_without_connecting():
     """What `make lint` runs: the deploy check reads settings only, so an unreachable database is fine."""
-    result = _manage(
-        "check", "--deploy", "--fail-level", "WARNING", **PRODUCTION, DATABASE_URL=UNREACHABLE_DB
-    )
+    result = _manage(*DEPLOY_CHECK, **PRODUCTION, DATABASE_URL=UNREACHABLE_DB, REDIS_URL=UNREACHABLE_REDIS)
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
+
+
+def test_production_without_redis_url_refuses_to_start():
+    """Issue 26: without a broker every task would run in the web process; the check says so (E001)."""
+    result = _manage("check", **PRODUCTION, DATABASE_URL=UNREACHABLE_DB)
+    assert result.returncode != 0
+    assert "werkbank.E001" in result.stderr and "REDIS_URL is not set" in result.stderr
+    # gunicorn runs no system checks: the WSGI entry point refuses in the same words.
+    wsgi = _manage(
+        "shell", "--no-imports", "-c", "import werkbank.wsgi", **PRODUCTION, DATABASE_URL=UNREACHABLE_DB
+    )
+    assert wsgi.returncode != 0
+    assert "ImproperlyConfigured: REDIS_URL is not set" in wsgi.stderr
+
+
+def test_production_may_run_tasks_in_process_when_told():
+    told = {"WERKBANK_ALLOW_INPROCESS_TASKS": "1"}
+    result = _manage(*DEPLOY_CHECK, **PRODUCTION, DATABASE_URL=UNREACHABLE_DB, **told)
+    assert result.returncode == 0, result.stderr
+    development = _manage("check", WERKBANK_ENV="development")  # the embedded profile needs no broker
+    assert development.returncode == 0, development.stderr
 
 
 def test_production_publishes_no_api_docs_unless_told():

@@ -1,5 +1,6 @@
 """Logins: one lockout across processes and all three login paths, an audit row for each login, failed
-login and logout, and a cap on API tokens per user (issue #16, defects 1, 9 and 13)."""
+login and logout, and a cap on API tokens per user (issue #16, defects 1, 9 and 13). The lockout's rules
+against locking out users: test_security_lockout.py."""
 
 from __future__ import annotations
 
@@ -8,50 +9,20 @@ from datetime import timedelta
 
 import pytest
 from axes.models import AccessAttempt
-from axes.utils import reset as axes_reset
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from tests import factories
+from tests.werkbank.login_rig import LOCKOUT_LIMIT, PATHS, WRONG
+from tests.werkbank.login_rig import logged_in as _logged_in
+from tests.werkbank.login_rig import post_login as _post
 from werkbank.models import AuditEvent
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("known_lockout")]
 
-LIMIT = 5
-WRONG = "not-the-password-9f3k"
-
-# (path, username) for each login; the admin's login takes staff only.
-PATHS = {
-    "api": ("/api/v1/auth/login/", "alice"),
-    "accounts": ("/accounts/login/", "alice"),
-    "admin": ("/admin/login/", "pm"),
-}
-
-
-@pytest.fixture(autouse=True)
-def _lockout(settings):
-    """A known limit, and no lockout carried into or out of a test (the rows also roll back with it)."""
-    settings.AXES_FAILURE_LIMIT = LIMIT
-    settings.AXES_COOLOFF_TIME = timedelta(minutes=15)
-    settings.WERKBANK_TRUSTED_PROXY_COUNT = 0
-    axes_reset()
-    yield
-    axes_reset()
-
-
-def _post(path: str, username: str, password: str, **headers: str):
-    """One login attempt on `path`, as a fresh client (no cookie ties the attempts together)."""
-    if path.startswith("/api/"):
-        return APIClient().post(path, {"username": username, "password": password}, format="json", **headers)
-    return Client().post(path, {"username": username, "password": password}, **headers)
-
-
-def _logged_in(path: str, response) -> bool:
-    if path.startswith("/api/"):
-        return response.status_code == 200 and "token" in response.json()
-    return response.status_code == 302 and "sessionid" in response.cookies
+LIMIT = LOCKOUT_LIMIT
 
 
 def _assert_locked_answer(path: str, response) -> None:
@@ -96,31 +67,27 @@ def test_the_limit_is_one_across_the_three_paths(tenants, which):
 
 
 def test_without_a_trusted_proxy_the_forwarded_for_header_is_ignored(tenants):
-    """Many usernames from one socket address: that address is locked, whatever X-Forwarded-For says."""
+    """One username from one socket address: locked there, whatever X-Forwarded-For says."""
     for attempt in range(LIMIT):
-        _post("/api/v1/auth/login/", f"nobody{attempt}", WRONG, HTTP_X_FORWARDED_FOR=f"203.0.113.{attempt}")
+        _post("/api/v1/auth/login/", "alice", WRONG, HTTP_X_FORWARDED_FOR=f"203.0.113.{attempt}")
     assert set(AccessAttempt.objects.values_list("ip_address", flat=True)) == {"127.0.0.1"}
-    # bob never failed, but his address did.
-    response = _post("/api/v1/auth/login/", "bob", factories.PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.1")
+    response = _post("/api/v1/auth/login/", "alice", factories.PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.1")
     _assert_locked_answer("/api/v1/auth/login/", response)
+    # bob never failed: the address's five failures are far below its own limit.
+    assert _logged_in("/api/v1/auth/login/", _post("/api/v1/auth/login/", "bob", factories.PASSWORD))
 
 
 def test_behind_one_trusted_proxy_the_forwarded_address_is_counted(tenants, settings):
     settings.WERKBANK_TRUSTED_PROXY_COUNT = 1
     for attempt in range(LIMIT):
         # The proxy appends the address it saw; whatever the client wrote before it is not trusted.
-        _post(
-            "/accounts/login/",
-            f"nobody{attempt}",
-            WRONG,
-            HTTP_X_FORWARDED_FOR=f"192.0.2.{attempt}, 198.51.100.7",
-        )
+        _post("/accounts/login/", "petr", WRONG, HTTP_X_FORWARDED_FOR=f"192.0.2.{attempt}, 198.51.100.7")
     assert set(AccessAttempt.objects.values_list("ip_address", flat=True)) == {"198.51.100.7"}
 
-    # Another client behind the same proxy is not locked; the locked address is.
+    # petr from another client behind the same proxy is not locked; petr at the failing one is.
     assert _logged_in(
         "/accounts/login/",
-        _post("/accounts/login/", "bob", factories.PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.8"),
+        _post("/accounts/login/", "petr", factories.PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.8"),
     )
     response = _post("/accounts/login/", "petr", factories.PASSWORD, HTTP_X_FORWARDED_FOR="198.51.100.7")
     _assert_locked_answer("/accounts/login/", response)
@@ -135,11 +102,12 @@ def test_the_lock_ends_after_the_cool_off(tenants):
 
 
 def test_a_success_before_the_limit_starts_the_count_again(tenants):
+    address = {"REMOTE_ADDR": "198.51.100.20"}
     for _ in range(LIMIT - 1):
-        _post("/accounts/login/", "alice", WRONG, REMOTE_ADDR="198.51.100.20")
-    assert _logged_in("/accounts/login/", _post("/accounts/login/", "alice", factories.PASSWORD))
+        _post("/accounts/login/", "alice", WRONG, **address)
+    assert _logged_in("/accounts/login/", _post("/accounts/login/", "alice", factories.PASSWORD, **address))
     for _ in range(LIMIT - 1):
-        response = _post("/accounts/login/", "alice", WRONG, REMOTE_ADDR="198.51.100.21")
+        response = _post("/accounts/login/", "alice", WRONG, **address)
     assert response.status_code == 200  # 4 more failures: still below the limit
 
 

@@ -4,8 +4,9 @@ part grows on its own.
 
 Reads: PMs, and the members of the server's (or order's) customer, through `visible_to`; the assembly
 partner built the server but is not handed its pack (404). Requesting a pack: PMs only (a customer who sees
-the server's packs gets 403). A download checks access first (404 for anyone who may not see the pack), and
-a pack that is not ready has no file yet (404 saying so): warranty/downloads.py.
+the server's packs gets 403); a request while one in that language is queued or running returns that one.
+A download checks access first (404 for anyone who may not see the pack), and a pack that is not ready has
+no file yet (404 saying so): warranty/downloads.py.
 """
 
 from __future__ import annotations
@@ -81,11 +82,11 @@ class HandoverPackSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
         path = f"/api/v1/handover/packs/{pack.pk}/{kind}/"
         return request.build_absolute_uri(path) if request is not None else path
 
-    @extend_schema_field(OpenApiTypes.URI)
+    @extend_schema_field(serializers.URLField(allow_null=True))  # null until ready
     def get_pdf_url(self, pack: HandoverPack) -> str | None:
         return self._url(pack, "pdf")
 
-    @extend_schema_field(OpenApiTypes.URI)
+    @extend_schema_field(serializers.URLField(allow_null=True))  # null until ready
     def get_zip_url(self, pack: HandoverPack) -> str | None:
         return self._url(pack, "zip")
 
@@ -96,6 +97,13 @@ class PackRequestSerializer(serializers.Serializer):
         choices=PackLanguage.choices,
         required=False,
         help_text="en or de; by default the customer's language.",
+    )
+    new_revision = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="A new revision even while one in this language is running (the server's data changed "
+        "while it renders). Without it, a queued or running revision is returned (200) instead of a new "
+        "one; a queued one is returned either way, as it renders the data of when its task starts.",
     )
 
 
@@ -123,7 +131,9 @@ class HandoverPackViewSet(
     """Handover packs: each revision of a server's pack with its status, progress and file hashes.
 
     A PM asks for a new revision with POST (the language defaults to the customer's); a Celery task renders
-    it, and `pdf` / `zip` download the files once it is ready.
+    it, and `pdf` / `zip` download the files once it is ready. While a revision in that language is queued
+    or running, POST returns that one (200) instead of a new one (201), unless `new_revision` asks for a
+    new one while it runs.
     """
 
     queryset = HandoverPack.objects.select_related("server", "generated_by")
@@ -134,7 +144,12 @@ class HandoverPackViewSet(
 
     @extend_schema(
         request=PackRequestSerializer,
-        responses={201: HandoverPackSerializer},
+        responses={
+            201: OpenApiResponse(HandoverPackSerializer, description="A new revision, queued."),
+            200: OpenApiResponse(
+                HandoverPackSerializer, description="The revision in this language already queued or running."
+            ),
+        },
         summary="Ask for a new revision of a server's handover pack (PMs only): 409 unless it is deployed.",
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -144,11 +159,15 @@ class HandoverPackViewSet(
         server = Server.objects.visible_to(request.user).filter(pk=payload.validated_data["server"]).first()
         if server is None:
             raise UnknownObject("server", f"no server with id {payload.validated_data['server']}.")
-        pack = pack_request(
-            server=server, actor=request.user, language=payload.validated_data.get("language")
+        pack, created = pack_request(
+            server=server,
+            actor=request.user,
+            language=payload.validated_data.get("language"),
+            new_revision=payload.validated_data["new_revision"],
         )
         return Response(
-            self.get_serializer(self.get_queryset().get(pk=pack.pk)).data, status=status.HTTP_201_CREATED
+            self.get_serializer(self.get_queryset().get(pk=pack.pk)).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
     @extend_schema(responses={(200, "application/pdf"): PDF}, summary="The pack's PDF, once it is ready.")

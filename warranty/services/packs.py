@@ -7,20 +7,27 @@ ready with their SHA-256 and sizes in one transaction (each file written whole a
 it failed and re-raise, so that the task retries transient errors. The unique (server, revision)
 constraint keeps a repeated `pack_request` from making two packs of one revision: a revision is numbered
 under the server's row lock.
+
+A request while a revision of the same server and language is queued or running returns that revision
+instead of a new one (issue #26: 20 requests at once made 20 revisions); a PM who wants a fresh render of a
+running one (the data changed while it renders) asks for a new revision explicitly. A queued revision has
+not read the server's data yet, so it already is the new one: the partial unique constraint
+`warranty_handoverpack_one_queued_per_language` keeps it at one queued revision per server and language,
+whatever path writes the row.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from builds.models import Server
 from builds.services import lock_server
 from burnin.selectors import TELEMETRY_CSV_COLUMNS, telemetry_csv
-from warranty.choices import PACK_SERVER_STATUSES, PackLanguage, PackStatus
+from warranty.choices import PACK_PENDING, PACK_SERVER_STATUSES, PackLanguage, PackStatus
 from warranty.documents import pack_pdf, pack_zip, probe_report_json
 from warranty.models import HandoverPack
 from warranty.selectors import pack_data
@@ -40,14 +47,30 @@ def _language(server: Server, language: str | None) -> str:
     return language
 
 
+def _pending(server: Server, language: str, *, statuses: frozenset[str]) -> HandoverPack | None:
+    """The server's newest revision in `language` whose status is one of `statuses`, if any."""
+    return (
+        HandoverPack.objects.filter(server=server, language=language, status__in=sorted(statuses))
+        .order_by("-revision")
+        .first()
+    )
+
+
 @transaction.atomic
-def pack_request(*, server: Server, actor: Actor, language: str | None = None) -> HandoverPack:
-    """Queue a new revision of the server's handover pack (the PM's request), rendered by a Celery task.
+def pack_request(
+    *, server: Server, actor: Actor, language: str | None = None, new_revision: bool = False
+) -> tuple[HandoverPack, bool]:
+    """Queue a new revision of the server's handover pack (the PM's request), rendered by a Celery task;
+    returns the pack and whether this request made it (like `get_or_create`).
 
     The language defaults to the customer's (Organization.language). Refused (409) unless the server is
     deployed or handed over: the pack prints the rack placement, the addresses and the monitoring access,
     which a server has once it is deployed, and the handover itself needs a ready pack. The revision is
     the server's highest + 1, numbered under the server's row lock.
+
+    While a revision in that language is queued or running, that revision is returned and nothing is
+    written. `new_revision` asks for a new one even while one is running (a queued one is still returned:
+    it renders the data as it is when its task starts).
     """
     locked = lock_server(server)
     chosen = _language(locked, language)
@@ -57,14 +80,25 @@ def pack_request(*, server: Server, actor: Actor, language: str | None = None) -
             "once it is deployed (it prints the rack placement, the addresses and the monitoring access).",
             code="pack_server_not_deployed",
         )
+    waiting = frozenset({PackStatus.QUEUED.value}) if new_revision else PACK_PENDING
+    pending = _pending(locked, chosen, statuses=waiting)
+    if pending is not None:
+        return pending, False
     latest = HandoverPack.objects.filter(server=locked).aggregate(latest=Max("revision"))["latest"] or 0
-    pack = HandoverPack.objects.create(
-        server=locked,
-        revision=latest + 1,
-        language=chosen,
-        status=PackStatus.QUEUED,
-        generated_by=user_or_none(actor),
-    )
+    try:
+        with transaction.atomic():  # a savepoint: a queued revision written past the server's lock
+            pack = HandoverPack.objects.create(
+                server=locked,
+                revision=latest + 1,
+                language=chosen,
+                status=PackStatus.QUEUED,
+                generated_by=user_or_none(actor),
+            )
+    except IntegrityError:
+        queued = _pending(locked, chosen, statuses=frozenset({PackStatus.QUEUED.value}))
+        if queued is None:
+            raise
+        return queued, False
     audit(
         actor=actor,
         verb="pack.request",
@@ -72,18 +106,27 @@ def pack_request(*, server: Server, actor: Actor, language: str | None = None) -
         after={"server": locked.asset_tag, "revision": pack.revision, "language": chosen},
     )
     enqueue_on_commit("warranty.tasks.handover_pack_generate_task", pack_id=pack.pk)
-    return pack
+    return pack, True
 
 
 @transaction.atomic
 def pack_retry(*, pack: HandoverPack, actor: Actor) -> HandoverPack:
-    """Queue a failed pack again (the PM's re-run): the same revision, rendered by a new task."""
+    """Queue a failed pack again (the PM's re-run): the same revision, rendered by a new task. Refused
+    (409) while another revision in its language is queued: that one renders the server's current data."""
+    lock_server(pack.server)  # the lock `pack_request` takes: a queued revision cannot appear meanwhile
     locked = HandoverPack.objects.select_for_update().get(pk=pack.pk)
     if locked.status != PackStatus.FAILED:
         raise RuleViolation(
             f"Pack r{locked.revision} of {locked.server} is {locked.get_status_display().lower()}; only a "
             "failed pack is run again.",
             code="pack_not_failed",
+        )
+    queued = _pending(locked.server, locked.language, statuses=frozenset({PackStatus.QUEUED.value}))
+    if queued is not None:
+        raise RuleViolation(
+            f"Pack r{queued.revision} of {locked.server} in the same language is queued; it renders the "
+            f"server's current data, so r{locked.revision} is not run again.",
+            code="pack_already_queued",
         )
     locked.status, locked.progress = PackStatus.QUEUED, 0
     locked.save(update_fields=["status", "progress"])

@@ -45,11 +45,19 @@ class LoginView(KnoxLoginView):
                     {
                         "detail": serializers.CharField(),
                         "code": serializers.CharField(),
+                        "reason": serializers.ChoiceField(
+                            choices=["username_at_address", "address", "username_delay"]
+                        ),
                         "rule": serializers.CharField(),
+                        "retry_after_seconds": serializers.IntegerField(),
                         "retry_after_minutes": serializers.IntegerField(),
                     },
                 ),
-                description="Too many failed logins for this username or from this address.",
+                description=(
+                    "Too many failed logins for this username from this address, or from this address, "
+                    "or this address must wait before its next try for a username that failed often "
+                    "(werkbank/security.py). Retry-After names the seconds to wait."
+                ),
             ),
         },
     )

@@ -2,7 +2,8 @@
 
 drf-spectacular documents the success answer of an operation. Every operation can also answer 400 (bad
 input, keyed by the field), 401 (no or a revoked token), 403 (seen but not allowed), 404 (not there, or
-another tenant's), 429 (throttled), and every write 409 (a broken business rule, with `missing`); see
+another tenant's), 429 (throttled), every write 409 (a broken business rule, with `missing`), and every
+operation that takes a body 413 (larger than its endpoint's limit, werkbank/api/parsers.py); see
 werkbank/api/exceptions.py. The fuzzer (tests/fuzz) holds every answer to the codes documented here.
 """
 
@@ -29,6 +30,7 @@ DESCRIPTIONS = {
     "409": "A business rule refused the action; `missing` says what it needs.",
     "429": "Too many requests; try again later.",
 }
+TOO_LARGE = "The request body is larger than this endpoint's limit."
 WRITES = {"post", "put", "patch", "delete"}
 
 
@@ -44,4 +46,6 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
                 if code == "409" and method not in WRITES:
                     continue
                 responses.setdefault(code, {"description": description, "content": content})
+            if "requestBody" in operation:
+                responses.setdefault("413", {"description": TOO_LARGE, "content": content})
     return result
