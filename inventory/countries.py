@@ -15,6 +15,9 @@ from functools import cache
 
 import babel
 
+from inventory.eu import normalize_country
+from werkbank.errors import InvalidInput
+
 #: CLDR territories that are no assigned ISO 3166-1 alpha-2 code.
 NOT_ASSIGNED = frozenset(
     {"AC", "CP", "CQ", "DG", "EA", "EU", "EZ", "IC", "TA", "UN", "QO", "XA", "XB", "XK", "ZZ"}
@@ -34,3 +37,11 @@ def iso_3166_alpha2() -> frozenset[str]:
 def is_country(code: str) -> bool:
     """Whether `code` (already upper case, see inventory.eu.normalize_country) is an assigned country code."""
     return code in iso_3166_alpha2()
+
+
+def check_country(field: str, code: str) -> str:
+    """`code` normalised (inventory.eu.normalize_country), or a 400 on `field` if it is no country code."""
+    normalized = normalize_country(code)
+    if not is_country(normalized):
+        raise InvalidInput(field, f"must be an ISO 3166-1 alpha-2 country code such as DE; got {code!r}.")
+    return normalized

@@ -56,6 +56,8 @@ class NoticeThreshold(models.IntegerChoices):
 
 #: A pack waiting for its files: a request for the same server and language returns it instead of a new one.
 PACK_PENDING = frozenset({PackStatus.QUEUED.value, PackStatus.RUNNING.value})
+#: ...of which a queued one has not read the server's data yet: at most one per server and language.
+PACK_QUEUED = frozenset({PackStatus.QUEUED.value})
 
 #: Server statuses for which a pack may be asked
 #: for: the pack prints the rack placement, the addresses and the monitoring access, which exist once the

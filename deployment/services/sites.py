@@ -9,8 +9,8 @@ from django.db import IntegrityError, transaction
 from deployment.choices import FeedLeg, SiteKind
 from deployment.models import PowerFeed, Rack, RackPlacement, Site
 from deployment.selectors import feed_loads
-from inventory.countries import is_country
-from inventory.eu import is_eu, normalize_country
+from inventory.countries import check_country
+from inventory.eu import is_eu
 from werkbank.audit import audit, audit_value
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
@@ -34,11 +34,7 @@ def _clean_site(values: dict[str, Any]) -> dict[str, Any]:
     kind = values.get("kind")
     if kind not in SiteKind.values:
         raise InvalidInput("kind", f"must be one of {', '.join(SiteKind.values)}; got {kind!r}.")
-    country = normalize_country(values.get("country") or "")
-    if not is_country(country):
-        raise InvalidInput(
-            "country", f"must be an ISO 3166-1 alpha-2 code such as BG; got {values.get('country')!r}."
-        )
+    country = check_country("country", values.get("country") or "")
     customer: Organization | None = values.get("customer")
     if kind == SiteKind.CUSTOMER_ROOM:
         if customer is None:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.db import transaction
 
 from inventory.choices import PartCategory
-from inventory.countries import is_country
-from inventory.eu import normalize_country
+from inventory.countries import check_country
 from inventory.models import Part, Supplier
 from werkbank.audit import audit
 from werkbank.errors import InvalidInput
@@ -76,13 +74,6 @@ def part_update(*, part: Part, actor: Actor, **values: Any) -> Part:
 # --- Suppliers -----------------------------------------------------------------------------------------
 
 SUPPLIER_FIELDS = ("name", "vat_id", "country", "contact_name", "contact_email")
-
-
-def check_country(field: str, code: str) -> str:
-    code = normalize_country(code)
-    if not re.fullmatch(r"[A-Z]{2}", code) or not is_country(code):
-        raise InvalidInput(field, "must be a two-letter ISO 3166 country code, e.g. DE.")
-    return code
 
 
 @transaction.atomic

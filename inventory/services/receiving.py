@@ -11,10 +11,10 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from inventory.choices import RECEIVABLE, ComponentStatus
+from inventory.countries import check_country
 from inventory.models import BatchLot, Component, PurchaseOrderLine, StockMovement
 from inventory.packing import PackingList, check_against_line
 from inventory.serials import normalize_serial
-from inventory.services.catalogue import check_country
 from inventory.services.components import serials_seen_by
 from inventory.services.purchase_orders import settle_po_status
 from werkbank.audit import audit, user_or_none

@@ -9,8 +9,6 @@ does with an unread body shows under gunicorn only.
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,15 +19,9 @@ from pathlib import Path
 import requests
 from django.conf import settings
 
-from tests.system.worker_rig import worker_database_url
+from tests.system.worker_rig import free_port, stop_group, worker_database_url
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager
@@ -45,7 +37,7 @@ def gunicorn(tmp_path: Path) -> Iterator[str]:
         "WERKBANK_VAR_DIR": str(tmp_path / "var"),
         "PYTHONUNBUFFERED": "1",
     }
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "gunicorn.log"
     with log.open("w") as log_file:
         process = subprocess.Popen(
@@ -68,9 +60,4 @@ def gunicorn(tmp_path: Path) -> Iterator[str]:
                 time.sleep(0.2)
         yield url
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_group(process)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,21 +20,11 @@ from typing import Any
 
 import redis
 
-from tests.system.worker_rig import worker_database_url
+from tests.system.worker_rig import stop_group, worker_database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Generous: a slow CI host must not fail the test, and a healthy run takes a fraction of it.
 TIMEOUT_S = 180
-
-
-def free_port(*, besides: int = 0) -> int:
-    """A port free now, other than `besides` (a port that is free only while its server is down)."""
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if port != besides:
-            return port
 
 
 def wait_until(condition: Callable[[], bool], what: str, *logs: Path, seconds: float = TIMEOUT_S) -> None:
@@ -46,18 +35,6 @@ def wait_until(condition: Callable[[], bool], what: str, *logs: Path, seconds: f
             tails = "\n".join(f"--- {log.name}\n{log.read_text()[-6000:]}" for log in logs if log.exists())
             raise AssertionError(f"timed out waiting for {what}\n{tails}")
         time.sleep(0.1)
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Terminate `process` (its own process group: a worker's pool and beat too) and wait for it."""
-    if process.poll() is not None:
-        return
-    os.killpg(process.pid, 15)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, 9)
-        process.wait()
 
 
 class ThrowawayRedis:
@@ -86,7 +63,7 @@ class ThrowawayRedis:
 
     def stop(self) -> None:
         if self.process is not None:
-            stop(self.process)
+            stop_group(self.process)
         wait_until(lambda: not self.answers(), "redis-server to stop", self.log, seconds=30)
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,18 +28,12 @@ from cryptography.fernet import Fernet
 from django.conf import settings
 
 from tests import factories
-from tests.system.worker_rig import worker_database_url
+from tests.system.worker_rig import free_port, stop_group, worker_database_url
 
 pytestmark = [pytest.mark.system, pytest.mark.django_db(transaction=True)]
 
 ROOT = Path(__file__).resolve().parents[2]
 PM_PASSWORD = "Serve-me-for-real-2026!"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -91,7 +83,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     if not settings.REDIS_URL:
         pytest.skip("REDIS_URL is not set")
     database_url = worker_database_url()  # skips unless the test database is PostgreSQL
-    port = _free_port()
+    port = free_port()
     mail_dir, static_root, var_dir = tmp_path / "mail", tmp_path / "static", tmp_path / "var"
     for folder in (mail_dir, static_root, var_dir):
         folder.mkdir()
@@ -144,12 +136,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
         _wait_for(lambda: "ready." in log.read_text(), "the Celery worker", log)
         yield served
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_group(process)
 
 
 def test_production_profile_serves_an_order_approval_and_the_worker_mails_the_customer(served, tenants):

@@ -22,12 +22,11 @@ from tests.system.outage_rig import (
     ThrowawayRedis,
     app_env,
     call,
-    free_port,
     start_web,
     start_worker_with_beat,
-    stop,
     wait_until,
 )
+from tests.system.worker_rig import free_port, stop_group
 from tests.warranty.packs_rig import load_demo
 from warranty.choices import PackStatus
 from warranty.models import HandoverPack
@@ -96,7 +95,7 @@ def test_the_api_answers_with_redis_down_and_the_pack_is_published_when_it_retur
             assert list(client.scan_iter(match="throttle:*")), "the request was not counted"
     finally:
         if worker is not None:
-            stop(worker)
-        stop(web)
+            stop_group(worker)
+        stop_group(web)
         if throwaway.process is not None:
-            stop(throwaway.process)
+            stop_group(throwaway.process)

@@ -6,6 +6,8 @@ tests/system/conftest.py makes a worker of a test's own queue a fixture.
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,6 +21,29 @@ from django.db import connection
 from werkbank.celery import app as celery_app
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port(*, besides: int = 0) -> int:
+    """A port free now, other than `besides` (a port that is free only while its server is down)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port != besides:
+            return port
+
+
+def stop_group(process: subprocess.Popen, *, timeout: float = 30) -> None:
+    """Terminate `process` with its own process group (`start_new_session=True`: gunicorn's workers, a
+    worker's pool and beat too) and wait for it; killed if it has not ended within `timeout` seconds."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def worker_database_url() -> str:

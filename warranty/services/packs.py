@@ -27,7 +27,7 @@ from django.utils import timezone
 from builds.models import Server
 from builds.services import lock_server
 from burnin.selectors import TELEMETRY_CSV_COLUMNS, telemetry_csv
-from warranty.choices import PACK_PENDING, PACK_SERVER_STATUSES, PackLanguage, PackStatus
+from warranty.choices import PACK_PENDING, PACK_QUEUED, PACK_SERVER_STATUSES, PackLanguage, PackStatus
 from warranty.documents import pack_pdf, pack_zip, probe_report_json
 from warranty.models import HandoverPack
 from warranty.selectors import pack_data
@@ -80,7 +80,7 @@ def pack_request(
             "once it is deployed (it prints the rack placement, the addresses and the monitoring access).",
             code="pack_server_not_deployed",
         )
-    waiting = frozenset({PackStatus.QUEUED.value}) if new_revision else PACK_PENDING
+    waiting = PACK_QUEUED if new_revision else PACK_PENDING
     pending = _pending(locked, chosen, statuses=waiting)
     if pending is not None:
         return pending, False
@@ -95,7 +95,7 @@ def pack_request(
                 generated_by=user_or_none(actor),
             )
     except IntegrityError:
-        queued = _pending(locked, chosen, statuses=frozenset({PackStatus.QUEUED.value}))
+        queued = _pending(locked, chosen, statuses=PACK_QUEUED)
         if queued is None:
             raise
         return queued, False
@@ -121,7 +121,7 @@ def pack_retry(*, pack: HandoverPack, actor: Actor) -> HandoverPack:
             "failed pack is run again.",
             code="pack_not_failed",
         )
-    queued = _pending(locked.server, locked.language, statuses=frozenset({PackStatus.QUEUED.value}))
+    queued = _pending(locked.server, locked.language, statuses=PACK_QUEUED)
     if queued is not None:
         raise RuleViolation(
             f"Pack r{queued.revision} of {locked.server} in the same language is queued; it renders the "
