@@ -29,6 +29,7 @@ from builds.choices import BENCH_OPEN, BuildStepKind, ServerStatus
 from builds.drawing import connector_map_svg
 from builds.forms import BlacklistForm, MoveForm, RemoveForm, ScanForm, StepForm
 from builds.models import Connector, Installation, Server
+from builds.panels import server_panels
 from builds.steps import data_lines
 from werkbank.access import is_pm
 from werkbank.errors import DomainError, InvalidInput, RuleViolation, UnknownObject
@@ -244,6 +245,8 @@ class ServerPageMixin(BenchMixin):
             "focus": focus,
             # A PM reaches the order's page (the pipeline's, in the portal app) from here; partners have none.
             "order_page": is_pm(self.request.user),
+            # Sections of the apps above builds (burnin's health history), which builds may not import.
+            "panels": server_panels(user=self.request.user, server=server),
         }
         return TemplateResponse(self.request, "bench/server.html", context, status=status)
 

@@ -52,6 +52,7 @@ def _count(severity: str, **extra: Any) -> Count:
 class BurnInRunAdmin(ReadOnlyAdmin):
     list_display = [
         "server_link",
+        "purpose",
         "started_at",
         "ended_at",
         "result_badge",
@@ -60,7 +61,7 @@ class BurnInRunAdmin(ReadOnlyAdmin):
         "warnings",
         "infos",
     ]
-    list_filter = ["result", "rules_version"]
+    list_filter = ["purpose", "result", "rules_version"]
     search_fields = ["server__hostname", "server__asset_tag", "report_id"]
     list_select_related = ["server"]
     show_full_result_count = False
@@ -68,6 +69,8 @@ class BurnInRunAdmin(ReadOnlyAdmin):
     # The raw report is served only through access-checked routes, never as a bare media link.
     fields = [
         "server",
+        "purpose",
+        "accepted_at",
         "report_id",
         "probe_version",
         "schema_version",

@@ -10,7 +10,9 @@ class BurninConfig(AppConfig):
     def ready(self) -> None:
         from burnin.exports import register_exports
         from burnin.gates import register_gates, register_steps
+        from burnin.health import register_panels
 
         register_gates()
         register_steps()
         register_exports()
+        register_panels()

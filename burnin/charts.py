@@ -14,12 +14,16 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
 from django.utils.html import escape
 from django.utils.translation import gettext as _
 
 from burnin.selectors import Telemetry
+
+if TYPE_CHECKING:
+    pass
 
 WIDTH, HEIGHT = 760, 300
 LEFT, RIGHT, TOP, BOTTOM = 64, 96, 46, 44

@@ -1,6 +1,26 @@
-"""Burn-in choices: a run's verdict, its stages' statuses, and the severity of a finding."""
+"""Burn-in choices: a report's purpose, a run's verdict, its stages' statuses, and the severity of a
+finding."""
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class ReportPurpose(models.TextChoices):
+    """What a probe report is for (`purpose` in the probe's schema 1.1.0; a 1.0.0 report is a burn-in).
+
+    A burn-in report certifies a server before it is deployed and is what the burn-in gate judges. A field
+    check measures a server where it now stands, after the handover, and is compared with its baseline
+    (`burnin.selectors.baselines`). A post-repair run re-commissions a server after a component was
+    swapped under warranty: the ordinary rules, no drift against the GPUs that stayed, and it becomes the
+    baseline of the GPUs that came in."""
+
+    BURN_IN = "burn_in", _("Burn-in")
+    FIELD_CHECK = "field_check", _("Field check")
+    POST_REPAIR = "post_repair", _("Post-repair")
+
+
+#: Purposes compared with the server's baseline: they come after the handover, never before the gate.
+COMPARED_PURPOSES = frozenset({ReportPurpose.FIELD_CHECK, ReportPurpose.POST_REPAIR})
 
 
 class RunResult(models.TextChoices):

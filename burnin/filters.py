@@ -6,7 +6,7 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from builds.models import Server
-from burnin.choices import RunResult
+from burnin.choices import ReportPurpose, RunResult
 from burnin.models import BurnInRun
 from werkbank.filters import visible_choices
 
@@ -15,11 +15,12 @@ class RunFilter(django_filters.FilterSet):
     server = django_filters.ModelChoiceFilter(queryset=visible_choices(Server))
     asset_tag = django_filters.CharFilter(field_name="server__asset_tag", lookup_expr="iexact")
     result = django_filters.MultipleChoiceFilter(choices=RunResult.choices)
+    purpose = django_filters.MultipleChoiceFilter(choices=ReportPurpose.choices)
     q = django_filters.CharFilter(method="search", label="Search asset tag, hostname or report id")
 
     class Meta:
         model = BurnInRun
-        fields = ["server", "asset_tag", "result"]
+        fields = ["server", "asset_tag", "result", "purpose"]
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(

@@ -7,23 +7,24 @@ CLI and for rows stored before findings carried params) and hands over the figur
 English, every template gives exactly the analysis' message (`tests/burnin/test_findings_text.py` holds the
 two together).
 
+The drift findings' templates (codes `drift_*`) live in `burnin.findings_text_drift` and are looked up
+here with the others; the numbers' formats in `burnin.findings_text_format`.
+
 A code or a variant without a template here, or params that lack a figure (a row stored before params
 existed has none), give back the stored English sentence: `finding_text` never fails a page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from django.utils import formats
-from django.utils.text import get_text_list
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext, pgettext
 
 from burnin.analysis.common import about, duration
-
-Params = Mapping[str, Any]
+from burnin.findings_text_drift import DRIFT_RENDERERS
+from burnin.findings_text_format import Params, _and, _count, _deg, _fixed, _plain
 
 
 def finding_text(*, code: str, params: Params | None, fallback: str) -> str:
@@ -36,38 +37,6 @@ def finding_text(*, code: str, params: Params | None, fallback: str) -> str:
         return render(params)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return fallback
-
-
-# --- numbers in the active language ------------------------------------------------------------------------
-def _fixed(value: Any, digits: int, *, grouping: bool = False) -> str:
-    """`value` rounded to `digits` decimals (Python rounds; Django's number_format would cut), localized."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"not a number: {value!r}")
-    return formats.number_format(f"{value:.{digits}f}", decimal_pos=digits, force_grouping=grouping)
-
-
-def _count(value: Any) -> str:
-    """A whole number with the language's thousands separator (10,000 / 10.000)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"not a count: {value!r}")
-    return _fixed(value, 0, grouping=True)
-
-
-def _plain(value: Any) -> str:
-    """At most two decimals, no trailing zeros: 55, 27.5, 12.75 (`burnin.analysis.common.plain`)."""
-    text = f"{value:.2f}".rstrip("0").rstrip(".")
-    return _fixed(value, len(text.partition(".")[2]))
-
-
-def _deg(value: Any) -> str:
-    """A temperature as `burnin.analysis.common.deg` writes it: whole degrees, else one decimal."""
-    if value is None:
-        return "? °C"
-    return f"{_fixed(value, 0 if float(value).is_integer() else 1)} °C"
-
-
-def _and(items: Sequence[str]) -> str:
-    return str(get_text_list(list(items), _("and")))
 
 
 # --- one renderer per code ---------------------------------------------------------------------------------
@@ -521,6 +490,7 @@ _RENDERERS: dict[str, Callable[[Params], str]] = {
     "ecc_correlated_periodic": _ecc_correlated_periodic,
     "ecc_periodic_single_dimm": _ecc_periodic_single_dimm,
     "telemetry_gap": _telemetry_gap,
+    **DRIFT_RENDERERS,
 }
 #: Codes whose sentence has no figures: their rows render even without params.
 _WITHOUT_FIGURES = frozenset({"gpu_row_remap_failure", "gpu_row_remap_pending"})

@@ -36,7 +36,7 @@ from django.utils.translation import gettext_lazy, ngettext_lazy
 from builds.choices import SERVER_TRANSITIONS, ServerStatus
 from builds.gates import ServersReached, register_servers_gate, register_step
 from builds.models import Server
-from burnin.choices import RunResult, Severity, StageStatus
+from burnin.choices import ReportPurpose, RunResult, Severity, StageStatus
 from burnin.hardware import GpuChange, is_stale, last_gpu_change, last_gpu_changes
 from burnin.models import BurnInRun, BurnInStage, Finding
 from orders.choices import OrderStatus
@@ -78,9 +78,15 @@ class GateState:
         return self.server.status == ServerStatus.BURN_IN and not self.missing
 
 
+def burn_in_runs() -> QuerySet[BurnInRun]:
+    """Runs of purpose burn-in: the only ones the gate judges (field checks and post-repair runs come after
+    it, `burnin.services.ingest`)."""
+    return BurnInRun.objects.filter(purpose=ReportPurpose.BURN_IN)
+
+
 def counting_runs(server: Server, change: GpuChange | None) -> QuerySet[BurnInRun]:
-    """The server's runs uploaded since its last GPU change (`last_gpu_change`), newest first."""
-    runs = BurnInRun.objects.filter(server=server).order_by("-id")
+    """The server's burn-in runs uploaded since its last GPU change (`last_gpu_change`), newest first."""
+    runs = burn_in_runs().filter(server=server).order_by("-id")
     return runs.filter(created_at__gte=change.at) if change is not None else runs
 
 
@@ -108,7 +114,9 @@ def run_standings(server: Server, runs: Sequence[BurnInRun]) -> list[RunStanding
     change that made them stale."""
     change = last_gpu_change(server)
     stale = {run.pk: is_stale(run, change) for run in runs}
-    judged = max((run.pk for run in runs if not stale[run.pk]), default=None)
+    judged = max(
+        (run.pk for run in runs if not stale[run.pk] and run.purpose == ReportPurpose.BURN_IN), default=None
+    )
     return [
         RunStanding(
             run=run,
@@ -139,7 +147,7 @@ def stale_sentence(server: Server, change: GpuChange) -> str:
 
 def no_counting_run(server: Server, change: GpuChange | None) -> RuleViolation:
     """The refusal of a server without a counting run: its runs are all stale, or it has none yet."""
-    if change is not None and BurnInRun.objects.filter(server=server).exists():
+    if change is not None and burn_in_runs().filter(server=server).exists():
         sentence = stale_sentence(server, change)
         return RuleViolation(sentence, missing=[sentence], code="burnin_stale")
     sentence = _no_run_sentence(server)
@@ -219,9 +227,7 @@ def judged_runs(
     if changes is None:
         changes = last_gpu_changes([server.pk for server in servers])
     judged: dict[int, BurnInRun] = {}
-    runs = BurnInRun.objects.filter(server_id__in=[server.pk for server in servers]).order_by(
-        "server_id", "-id"
-    )
+    runs = burn_in_runs().filter(server_id__in=[server.pk for server in servers]).order_by("server_id", "-id")
     for run in runs.defer("report"):
         if run.server_id not in judged and not is_stale(run, changes.get(run.server_id)):
             judged[run.server_id] = run

@@ -239,13 +239,22 @@ def _host_differs(report: Mapping[str, Any], server: Server) -> str | None:
     }
 
 
-def check_hardware(*, server: Server, report: Mapping[str, Any]) -> str:
+def gpu_key(serial: str | None, uuid: str | None) -> str:
+    """How a GPU is matched from run to run: its normalised serial, or its UUID for a card that reports
+    no serial (GeForce)."""
+    return normalize_serial(serial) if has_serial(serial) else (uuid or "").strip()
+
+
+def check_hardware(*, server: Server, report: Mapping[str, Any], allow_missing: bool = False) -> str:
     """The binding (`HardwareBinding`) of a report whose GPUs are the installed ones; raises
-    `HardwareMismatch` with every difference otherwise."""
+    `HardwareMismatch` with every difference otherwise.
+
+    With `allow_missing` (a field check: a GPU that fell off the bus in the field is the very drift to
+    record), an installed GPU that the report lacks is no difference; a GPU the server does not hold is."""
     installed = installed_gpus(server)
     gpus = list(report["gpus"])
     differences: list[str] = []
-    if len(gpus) != len(installed):
+    if len(gpus) > len(installed) or (len(gpus) < len(installed) and not allow_missing):
         differences.append(
             ngettext(
                 "%(reported)d GPU reported, %(installed)d installed.",
@@ -276,7 +285,7 @@ def check_hardware(*, server: Server, report: Mapping[str, Any]) -> str:
             else:
                 differences.append(_("GPU serial %(serial)s is installed in no server.") % {"serial": serial})
     missing = [gpu.serial for gpu in installed if gpu.key not in seen]
-    if missing and not serialless:
+    if missing and not serialless and not allow_missing:
         differences.append(
             ngettext(
                 "%(serials)s is installed here and missing from the report.",

@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from builds.models import Server
-from burnin.choices import HardwareBinding, RunResult, Severity, StageStatus
+from burnin.choices import HardwareBinding, ReportPurpose, RunResult, Severity, StageStatus
 from inventory.models import Component
 from werkbank.access import Purpose, VisibleToQuerySet
 
@@ -38,9 +38,23 @@ def _report_path(run: BurnInRun, filename: str) -> str:
 
 
 class BurnInRun(models.Model):
-    """One burn-in report of the probe for one server, as it came in, with the analysis' verdict."""
+    """One probe report for one server, as it came in, with the analysis' verdict: a burn-in, a field check
+    after the handover or a post-repair run (`purpose`)."""
 
     server = models.ForeignKey(Server, on_delete=models.PROTECT, related_name="burnin_runs")
+    purpose = models.CharField(
+        max_length=16,
+        choices=ReportPurpose.choices,
+        default=ReportPurpose.BURN_IN,
+        help_text="What the report is for, as the probe wrote it (a report of schema 1.0.0 is a burn-in).",
+    )
+    accepted_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the run became a baseline: the burn-in run the gate passed, or a post-repair run "
+        "that passed. Later field checks are compared, GPU by GPU, with the earliest accepted run that "
+        "measured the GPU.",
+    )
     report_id = models.CharField(
         max_length=64,
         unique=True,
@@ -78,8 +92,16 @@ class BurnInRun(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["server", "-id"], name="burnin_run_server_latest")]
+        indexes = [
+            models.Index(fields=["server", "-id"], name="burnin_run_server_latest"),
+            models.Index(fields=["server", "purpose", "-id"], name="burnin_run_server_purpose"),
+        ]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(purpose__in=ReportPurpose.values),
+                name="%(app_label)s_%(class)s_purpose_valid",
+                violation_error_message="Unknown report purpose.",
+            ),
             models.CheckConstraint(
                 condition=Q(result__in=RunResult.values),
                 name="%(app_label)s_%(class)s_result_valid",
@@ -93,7 +115,7 @@ class BurnInRun(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.server} burn-in {self.started_at:%Y-%m-%d %H:%M}"
+        return f"{self.server} {self.get_purpose_display().lower()} {self.started_at:%Y-%m-%d %H:%M}"
 
     def get_absolute_url(self) -> str:
         """The run's page (the admin's "view on site" links to it)."""
@@ -165,6 +187,14 @@ class GpuResult(models.Model):
     matmuls = models.BigIntegerField(null=True, blank=True)
     mismatches = models.BigIntegerField(null=True, blank=True)
     nans = models.BigIntegerField(null=True, blank=True)
+    baseline = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The baseline result this GPU of a field check or post-repair run was compared with.",
+    )
 
     objects = RunRowQuerySet.as_manager()
 

@@ -136,3 +136,65 @@ class Thresholds:
 
 
 THRESHOLDS = Thresholds()
+
+
+# --- drift: a field or post-repair run against the same GPU's baseline (burnin.analysis.drift) -------------
+# Kept here beside the burn-in thresholds so that every number Werkbank judges a report by is in one file,
+# but versioned on its own: a drift rule can change without re-labelling every stored burn-in finding.
+# Changing a value or a code set below, or a rule in ``burnin.analysis.drift``, means bumping this version.
+DRIFT_RULES_VERSION = "2026.12.1"
+
+
+@dataclass(frozen=True)
+class DriftThresholds:
+    """Every number and code set the drift rules compare against. One frozen instance, :data:`DRIFT`."""
+
+    # H2D down by more than 10 % fails. Pinned, NUMA-local H2D repeats within ~2-3 % run to run (§7 of the
+    # reference: one GPU at a time, as nvbandwidth and DCGM measure it), and rule 4 already treats 0.90 × idle
+    # as a real drop; a lane lost halves it. Nothing at a field site (air, power) costs PCIe bandwidth, so a
+    # drop beyond noise is the link or the slot: hardware, a claim.
+    h2d_drop_fail: float = 0.10
+    # FP16 TFLOPS and VRAM bandwidth down by more than 5 % warn, never fail. 5 % is the analysis' own
+    # warning ratio (rules 7 and 8, DCGM's 0.95 target_perf_min_ratio). A warn, not a fail: a site's warmer
+    # inlet air, a power limit its operator set, or HBM that runs its memory clock down when hot all cost
+    # clocks without any part being faulty, and a fail here opens a warranty claim. A card that is really
+    # broken still fails the ordinary rules on the same report (0.90 × the peers' median, 0.75 × the SKU
+    # reference) and shows ECC or Xid events, which fail below.
+    tflops_drop_warn: float = 0.05
+    vram_drop_warn: float = 0.05
+    # Peak temperature up by more than 5 °C warns (the reference's 5 °C proposal, §7), but only at the same
+    # power or less: "the same power" is a mean power under load at most 5 % above the baseline's. Hotter at
+    # less power is worse cooling beyond doubt. At more power the heat may be the extra power's: a 700 W card
+    # runs ~45 °C above its inlet (~0.065 °C/W), so +5 % power may add ~2 °C, under half of the 5 °C; at
+    # +10 % it could be the whole 5 °C, so 10 % would be too loose. Not comparable: no finding.
+    temp_rise_warn_c: float = 5.0
+    same_power_above: float = 0.05
+    # The ordinary analysis' codes (filed on one GPU) that mean a thermal or hardware slowdown: throttling
+    # (rule 10) and a thermal margin at or near the slowdown limit (rule 9). New ones warn: a field site's air
+    # can cause them as well as a failing fan or heatsink, so a person looks before a claim is made.
+    throttle_codes: frozenset[str] = frozenset({"throttling_active", "thermal_margin_low"})
+    # GPU memory ECC and row remapping (rule 12), and Xid events (rule 6: compute_errors carries the Xids of
+    # the run, with mismatches, NaNs and CUDA errors). New ones fail: they are the card's own faults.
+    gpu_error_codes: frozenset[str] = frozenset(
+        {
+            "gpu_ecc_uncorrectable",
+            "gpu_ecc_correctable_growth",
+            "gpu_row_remap_failure",
+            "gpu_row_remap_pending",
+            "compute_errors",
+        }
+    )
+    # Correctable DIMM ECC in the BMC event log (rules 14 and 15: per DIMM, the CE logging limit, and the
+    # periodic patterns). New ones warn: correctable errors are corrected, and seed 003 shows a periodic
+    # cause outside the module; an uncorrectable one already fails the ordinary rules.
+    dimm_ce_codes: frozenset[str] = frozenset(
+        {
+            "host_dimm_correctable",
+            "host_ecc_logging_limit_reached",
+            "ecc_correlated_periodic",
+            "ecc_periodic_single_dimm",
+        }
+    )
+
+
+DRIFT = DriftThresholds()

@@ -19,6 +19,7 @@ from builds.models import Server
 from builds.selectors import has_bench
 from burnin import charts, selectors
 from burnin.gates import RunStanding, run_standings
+from burnin.health import health_history, health_panel
 from burnin.models import BurnInRun
 from werkbank.access import is_pm
 
@@ -68,6 +69,8 @@ def _render(
         "judged": next((each.run for each in standings if each.judged), None),
         "is_pm": is_pm(request.user),
         "show_bench_link": has_bench(request.user),
+        # After the handover: every run on a time line, and each GPU against its baseline.
+        "health": health_panel(health_history(server)),
     }
     if run is not None:
         detail = selectors.run_detail(run)

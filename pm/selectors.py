@@ -11,19 +11,20 @@ at most `COLUMN_LIMIT` items per column and asks the bulk forms about all of the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from builds.choices import ServerStatus
 from builds.gates import next_steps
 from builds.models import Server
-from burnin.choices import Severity
+from burnin.choices import COMPARED_PURPOSES, ReportPurpose, Severity
 from burnin.gates import STAGE_INCOMPLETE, judged_runs
-from burnin.models import Finding
+from burnin.health import DRIFT_PREFIX, max_age_days
+from burnin.models import BurnInRun, Finding
 from inventory.models import BatchLot, PurchaseOrder
 from orders.choices import OrderStatus
 from orders.models import Order
@@ -235,6 +236,114 @@ def queues(*, today: date | None = None) -> list[Queue]:
         ),
     ]
     return [queue for queue in found if queue is not None]
+
+
+# --- health after the handover ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DriftServer:
+    """A server whose newest field check or post-repair run has unwaived drift faults, with them."""
+
+    server: Server
+    run: BurnInRun
+    findings: list[Finding]
+
+
+@dataclass(frozen=True)
+class DueServer:
+    """A handed-over server whose last field check is older than the schedule, or that never had one."""
+
+    server: Server
+    last_field_check_at: datetime | None
+    days_since: int | None
+
+
+@dataclass(frozen=True)
+class FieldHealth:
+    """The pipeline's "Health after handover": open drift and field checks due, each with its full count
+    and its first `QUEUE_LIMIT` servers."""
+
+    drift: list[DriftServer]
+    drift_count: int
+    due: list[DueServer]
+    due_count: int
+    max_age_days: int
+
+    @property
+    def drift_more(self) -> int:
+        return max(self.drift_count - len(self.drift), 0)
+
+    @property
+    def due_more(self) -> int:
+        return max(self.due_count - len(self.due), 0)
+
+
+def _open_drift(run: Any) -> Exists:
+    return Exists(
+        Finding.objects.filter(
+            run=run, code__startswith=DRIFT_PREFIX, severity=Severity.FAIL, waived_at__isnull=True
+        )
+    )
+
+
+def field_health(*, now: datetime | None = None) -> FieldHealth:
+    """Servers with open drift (the newest field check or post-repair run of the server has an unwaived
+    drift `fail`: a later healthy run closes it) and handed-over servers whose last field check started more
+    than `WERKBANK_FIELD_CHECK_MAX_AGE_DAYS` ago, or that never had one, the oldest first. Five queries,
+    however many servers there are."""
+    now = now or timezone.now()
+    days = max_age_days()
+    newest = (
+        BurnInRun.objects.filter(server=OuterRef("server"), purpose__in=COMPARED_PURPOSES)
+        .order_by("-started_at", "-id")
+        .values("id")[:1]
+    )
+    drifting = (
+        BurnInRun.objects.filter(purpose__in=COMPARED_PURPOSES, id=Subquery(newest))
+        .filter(_open_drift(OuterRef("pk")))
+        .select_related("server__order")
+        .defer("report")
+        .order_by("-started_at", "-id")
+    )
+    runs = list(drifting[:QUEUE_LIMIT])
+    by_run: dict[int, list[Finding]] = {run.pk: [] for run in runs}
+    if runs:
+        for finding in Finding.objects.filter(
+            run_id__in=list(by_run),
+            code__startswith=DRIFT_PREFIX,
+            severity=Severity.FAIL,
+            waived_at__isnull=True,
+        ).order_by("run_id", "gpu_index", "pk"):
+            by_run[finding.run_id].append(finding)
+    cutoff = now - timedelta(days=days)
+    due = (
+        Server.objects.filter(status=ServerStatus.HANDED_OVER)
+        .annotate(
+            last_field=Max(
+                "burnin_runs__started_at", filter=Q(burnin_runs__purpose=ReportPurpose.FIELD_CHECK)
+            )
+        )
+        .filter(Q(last_field__isnull=True) | Q(last_field__lt=cutoff))
+        .select_related("order")
+        .order_by(F("last_field").asc(nulls_first=True), "pk")
+    )
+    due_servers = list(due[:QUEUE_LIMIT])
+    return FieldHealth(
+        drift=[DriftServer(server=run.server, run=run, findings=by_run[run.pk]) for run in runs],
+        # Counted whether or not the list is full, as the queues are: the queries do not depend on the rows.
+        drift_count=drifting.count(),
+        due=[
+            DueServer(
+                server=server,
+                last_field_check_at=server.last_field,  # the annotation
+                days_since=None if server.last_field is None else (now - server.last_field).days,
+            )
+            for server in due_servers
+        ],
+        due_count=due.count(),
+        max_age_days=days,
+    )
 
 
 # --- the order page --------------------------------------------------------------------------------------

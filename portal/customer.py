@@ -19,10 +19,13 @@ What a customer sees
     the workload's VRAM sizing; the power budget), which is the customer's own; its servers with their
     stage; per server the serial numbers by slot (from the active installations), the blacklisted
     connectors with their reason, the latest burn-in run with its findings (a waived finding shows that it
-    was waived, when, and why), the temperature chart, and the rack placement with the rack's elevation
+    was waived, when, and why), the temperature chart, its health history once it is in service (every
+    run's date, purpose, verdict and count of drift faults; per GPU its baseline against each field run),
+    and the rack placement with the rack's elevation
     (other tenants' servers in it appear only as "occupied"); its own API tokens; its warranty records
     (looked up by serial), each with its replacement lineage both ways and its claims with their status
-    and the decision note, which is written for the customer.
+    and the decision note, which is written for the customer (a claim drafted from a drift finding shows
+    the finding's sentence with the baseline's figure and the new one).
 
 What a customer never sees
     The builder's internals: the PM's override reasons (approval, lot, power) and notes (order notes,
@@ -161,6 +164,40 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "server.finding": frozenset(
         {"severity", "severity_label", "subject", "message", "waived", "waived_at", "waiver_reason"}
     ),
+    # The health history after the handover (burnin.health.health_panel): runs with their purpose,
+    # verdict and drift faults, and per GPU its baseline against each field run, drawn as SVG.
+    "server.health": frozenset(
+        {
+            "handed_over",
+            "overdue",
+            "max_age_days",
+            "last_field_check_at",
+            "last_run_at",
+            "field_runs",
+            "newest_field_run_at",
+            "newest_findings",
+            "timeline",
+            "runs",
+            "gpus",
+        }
+    ),
+    "server.health_run": frozenset(
+        {
+            "id",
+            "purpose",
+            "purpose_label",
+            "started_at",
+            "uploaded_at",
+            "result",
+            "result_label",
+            "is_baseline",
+            "accepted_at",
+            "drift_fails",
+            "url",
+        }
+    ),
+    "server.health_gpu": frozenset({"index", "serial", "has_baseline", "fallen", "charts"}),
+    "server.health_finding": frozenset({"severity", "severity_label", "subject", "message", "waived"}),
     "server.placement": frozenset(
         {"site", "country", "rack", "rack_id", "lowest_u", "top_u", "face", "elevation_url"}
     ),
@@ -188,8 +225,20 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     ),
     "warranty.lineage": frozenset({"serial", "url"}),
     "warranty.claim": frozenset(
-        {"number", "created_at", "status", "status_label", "description", "decision_note", "replacement"}
+        {
+            "number",
+            "created_at",
+            "status",
+            "status_label",
+            "description",
+            "decision_note",
+            "replacement",
+            "drift",
+        }
     ),
+    # A claim drafted from a drift finding: the finding's sentence in the reader's language, with the
+    # figure at the baseline and the new one (the finding is the customer's: it is on its server's run).
+    "warranty.drift": frozenset({"subject", "text", "run_date", "baseline", "value"}),
 }
 
 

@@ -16,9 +16,8 @@ from django.db.models import Count, QuerySet
 from builds.models import ConnectorBlacklist, Installation, Server
 from burnin import charts as burnin_charts
 from burnin import selectors as burnin_selectors
-from burnin.gates import counting_runs, run_verdict
+from burnin.gates import burn_in_runs, counting_runs, run_verdict
 from burnin.hardware import last_gpu_change
-from burnin.models import BurnInRun
 from deployment.models import RackPlacement
 from orders import charts as order_charts
 from orders import selectors as order_selectors
@@ -172,7 +171,7 @@ def latest_burnin(server: Server) -> dict[str, Any] | None:
     run = counting_runs(server, change).first()
     stale = run is None
     if stale:
-        run = BurnInRun.objects.filter(server=server).order_by("-id").first()
+        run = burn_in_runs().filter(server=server).order_by("-id").first()
     if run is None:
         return None
     detail = burnin_selectors.run_detail(run)

@@ -14,7 +14,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 #: Version of the report format written by this probe; the JSON schema in ``probe/schema`` pins it.
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = "1.1.0"
 
 #: Value of the ``schema`` field that identifies a burn-in report.
 SCHEMA_NAME = "gpu-burnin-report"

@@ -1,4 +1,4 @@
-"""Command line: ``python -m probe {inspect,parse-xml,parse-sel,burnin,validate,upload}``.
+"""Command line: ``python -m probe {inspect,parse-xml,parse-sel,burnin,field-check,validate,upload}``.
 
 Exit codes: 0 ok, 1 a failure was measured (or a report is invalid, or an upload failed), 2 usage error
 or unreadable input.
@@ -106,13 +106,9 @@ def cmd_burnin(args: argparse.Namespace) -> int:
     if args.interval <= 0:
         print("probe burnin: error: --interval must be greater than 0", file=sys.stderr)
         return EXIT_USAGE
-    if os.path.exists(args.out) and not args.force:
-        # A finished 72 h report is expensive to lose; overwriting it must be deliberate.
-        print(f"probe burnin: error: {args.out} exists; use --force to overwrite it", file=sys.stderr)
-        return EXIT_USAGE
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK):
-        print(f"probe burnin: error: cannot write the report into {out_dir}", file=sys.stderr)
+    problem = _check_out(args.out, args.force)
+    if problem:
+        print(f"probe burnin: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     run = BurnIn(
         args.out,
@@ -124,6 +120,45 @@ def cmd_burnin(args: argparse.Namespace) -> int:
         argv=sys.argv[1:],
         sel_interval_s=args.sel_interval,
         checkpoint_s=args.checkpoint_interval,
+        purpose=args.purpose,
+    )
+    return run.run()
+
+
+def _check_out(out: str, force: bool) -> str | None:
+    """Why the report cannot be written to ``out`` (None when it can)."""
+    if os.path.exists(out) and not force:
+        # A finished report is expensive to lose; overwriting it must be deliberate.
+        return f"{out} exists; use --force to overwrite it"
+    out_dir = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK):
+        return f"cannot write the report into {out_dir}"
+    return None
+
+
+def cmd_field_check(args: argparse.Namespace) -> int:
+    from probe.fieldcheck import MIN_DURATION_S, FieldCheck
+
+    if args.interval <= 0:
+        print("probe field-check: error: --interval must be greater than 0", file=sys.stderr)
+        return EXIT_USAGE
+    if args.duration < MIN_DURATION_S:
+        print(f"probe field-check: error: --duration must be at least {MIN_DURATION_S:g}s", file=sys.stderr)
+        return EXIT_USAGE
+    problem = _check_out(args.out, args.force)
+    if problem:
+        print(f"probe field-check: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    run = FieldCheck(
+        args.out,
+        args.duration,
+        args.interval,
+        state_dir=args.state_dir,
+        sysfs_root=args.sysfs_root,
+        no_load=args.no_load,
+        allow_busy=args.allow_busy,
+        verbose=args.verbose,
+        argv=sys.argv[1:],
     )
     return run.run()
 
@@ -146,7 +181,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for error in errors:
             print(str(error))
         return EXIT_FAIL
-    print(f"{args.file}: valid ({SCHEMA_NAME} {SCHEMA_VERSION})")
+    # The report's own version: a valid 1.0.0 report is still read (as a burn-in).
+    print(f"{args.file}: valid ({SCHEMA_NAME} {data['schema_version']})")
     return EXIT_OK
 
 
@@ -212,17 +248,8 @@ def cmd_h2d(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="python -m probe",
-        description="Werkbank probe: measure a GPU server under load and write a versioned burn-in report.",
-        epilog="Exit codes: 0 ok, 1 a failure was measured (or invalid report, failed upload), 2 usage.",
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"probe {__version__} (report {SCHEMA_VERSION})"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
+def _add_parse_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """``inspect``, ``parse-xml`` and ``parse-sel``: read one source and print it as JSON."""
     p = sub.add_parser(
         "inspect",
         help="print the GPUs as they are now (nvidia-smi -q -x + sysfs), as JSON",
@@ -249,6 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="text file, or - for stdin")
     p.set_defaults(func=cmd_parse_sel)
 
+
+def _add_burnin_command(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser(
         "burnin",
         help="run the burn-in and write the report",
@@ -273,9 +302,52 @@ def build_parser() -> argparse.ArgumentParser:
         default=900.0,
         help="rewrite the report this often while running, so a crash leaves data (default: 15m)",
     )
+    p.add_argument(
+        "--purpose",
+        choices=("burn_in", "post_repair"),
+        default="burn_in",
+        help="burn_in: commissioning (default); post_repair: re-commissioning after a part was swapped",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log every telemetry sample to stderr")
     p.set_defaults(func=cmd_burnin)
 
+
+def _add_field_check_command(sub: argparse._SubParsersAction[_Parser]) -> None:
+    p = sub.add_parser(
+        "field-check",
+        help="a short, time-boxed check of a machine in the field (weekly), as a report",
+        description="The burn-in's stages in a time box: inventory, telemetry, the same per-GPU bench "
+        "(H2D/D2H, TFLOPS, VRAM bandwidth), a short all-GPU burn with what remains of --duration (at least "
+        "a floor), and the BMC SEL since the last field check. Writes a report with purpose field_check. "
+        "GPUs that are busy are not loaded (see --allow-busy).",
+    )
+    p.add_argument(
+        "--duration",
+        type=_duration,
+        default=900.0,
+        help="the whole run fits in this: 15m (default), 30m, 600 (seconds)",
+    )
+    p.add_argument("--interval", type=_duration, default=5.0, help="telemetry interval (default: 5s)")
+    p.add_argument("--out", required=True, help="report file to write (written atomically)")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument(
+        "--state-dir",
+        default="/var/lib/werkbank-probe",
+        help="where the last SEL event seen is kept between runs (default: /var/lib/werkbank-probe)",
+    )
+    p.add_argument("--no-load", action="store_true", help="do not load the GPUs, only monitor them")
+    p.add_argument(
+        "--allow-busy",
+        action="store_true",
+        help="load the GPUs even when one is in use (by default a busy GPU skips the bench and burn)",
+    )
+    p.add_argument("--sysfs-root", default="/sys", help="where sysfs is mounted (default: /sys)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log every telemetry sample to stderr")
+    p.set_defaults(func=cmd_field_check)
+
+
+def _add_report_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """``validate`` and ``upload``: what is done with a written report."""
     p = sub.add_parser(
         "validate",
         help="check a report against the JSON schema",
@@ -311,10 +383,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-validate", action="store_true", help="skip the local schema check before uploading")
     p.set_defaults(func=cmd_upload)
 
+
+def _add_internal_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     # Internal helper for NUMA-bound measurements; no help= so it stays out of the command list.
     p = sub.add_parser("_h2d")
     p.add_argument("--device", type=int, required=True)
     p.set_defaults(func=cmd_h2d)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m probe",
+        description="Werkbank probe: measure a GPU server under load and write a versioned burn-in report.",
+        epilog="Exit codes: 0 ok, 1 a failure was measured (or invalid report, failed upload), 2 usage.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"probe {__version__} (report {SCHEMA_VERSION})"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # One helper per group of sub-commands keeps each parser's options together; the order of the calls
+    # is the order of the command list in --help.
+    _add_parse_commands(sub)
+    _add_burnin_command(sub)
+    _add_field_check_command(sub)
+    _add_report_commands(sub)
+    _add_internal_commands(sub)
     return parser
 
 

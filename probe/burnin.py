@@ -7,6 +7,12 @@ and ``burn`` are skipped with the reason and the telemetry still runs for ``--du
 
 SIGINT and SIGTERM stop the run: the running stage is recorded as ``interrupted`` with the signal's
 name, the end snapshots are still taken and the report is still written (atomically).
+
+The same machinery runs the short field check (:mod:`probe.fieldcheck`), which subclasses :class:`BurnIn`
+and overrides the hooks marked below (``purpose``, the load stages' time limits, the SEL window, extra
+report fields).
+
+The report document is assembled from this state by :mod:`probe.burnin_report`.
 """
 
 from __future__ import annotations
@@ -21,13 +27,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from probe import SCHEMA_NAME, SCHEMA_VERSION, __version__, hostinfo, load, nvxml, report, sel
-from probe.common import gzip_b64, iso, run_cmd, utc_now, which
-from probe.sampler import Sampler, Telemetry, discover_fields, summarize
+from probe import burnin_report, hostinfo, load, nvxml, report, sel
+from probe.burnin_report import MAX_RAW_LINES
+from probe.common import iso, run_cmd, utc_now, which
+from probe.sampler import Sampler, Telemetry, discover_fields
 
 SEL_INTERVAL_S = 15 * 60
 CHECKPOINT_INTERVAL_S = 15 * 60
-MAX_RAW_LINES = 500
 #: Watchdog for the load threads: a GPU that falls off the bus can hang CUDA calls forever, and the report
 #: must still be written. The bench gets a base allowance plus time per GPU; the burn its duration plus grace.
 BENCH_LIMIT_BASE_S, BENCH_LIMIT_PER_GPU_S, BURN_GRACE_S = 600.0, 300.0, 600.0
@@ -35,8 +41,16 @@ JOIN_AFTER_STOP_S = 120.0
 JOIN_AFTER_HANG_S = 30.0
 
 
+#: The report's ``purpose`` values (schema 1.1.0). A report without one reads as ``burn_in``.
+PURPOSES = ("burn_in", "field_check", "post_repair")
+
+
 class LoadHung(RuntimeError):
     """A load thread did not finish within its watchdog limit."""
+
+
+class OutOfTime(Exception):
+    """A stage was stopped because its share of a time-boxed run was spent (recorded as interrupted)."""
 
 
 class BurnIn:
@@ -54,7 +68,11 @@ class BurnIn:
         argv: list[str] | None = None,
         sel_interval_s: float = SEL_INTERVAL_S,
         checkpoint_s: float = CHECKPOINT_INTERVAL_S,
+        purpose: str = "burn_in",
     ) -> None:
+        if purpose not in PURPOSES:
+            raise ValueError(f"purpose must be one of {', '.join(PURPOSES)}, not {purpose!r}")
+        self.purpose = purpose
         self.out = out
         self.duration_s = duration_s
         self.interval_s = interval_s
@@ -69,6 +87,9 @@ class BurnIn:
         self.stages = report.Stages()
         self.errors: list[dict[str, str]] = []
         self.stop_event = threading.Event()
+        # The bench watches its own event: a time-boxed run stops the bench alone when its share is spent,
+        # and a stop request stops it too (request_stop sets both).
+        self.bench_stop = threading.Event()
         # Set on stop requests and when a load thread ends, so the main thread's wait returns at once.
         self.wake = threading.Event()
         self.stop_reason: str | None = None
@@ -89,6 +110,8 @@ class BurnIn:
             "sel_overflow": None,
         }
         self.sel_events: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.sel_outside: set[tuple[Any, ...]] = set()
+        self.sel_last_read: list[dict[str, Any]] | None = None  # every event of the last good read
         self.sel_snapshots: list[dict[str, Any]] = []
         self.sel_unparsed: list[str] = []
         self.sel_text: str | None = None
@@ -120,6 +143,7 @@ class BurnIn:
         if self.stop_reason is None:
             self.stop_reason = reason
         self.stop_event.set()
+        self.bench_stop.set()
         self.wake.set()
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
@@ -136,6 +160,8 @@ class BurnIn:
             yield current
         except load.Interrupted:
             self.stages.end(name, "interrupted", self.stop_reason or "interrupted")
+        except OutOfTime as exc:
+            self.stages.end(name, "interrupted", str(exc))
         except Exception as exc:  # a failing stage must not lose the report
             msg = f"{type(exc).__name__}: {exc}"
             self.error(name, msg + " | " + traceback.format_exc(limit=3).strip().splitlines()[-1])
@@ -161,11 +187,19 @@ class BurnIn:
                 f"{len(self.sel_events)} SEL events; checkpoint written to {self.out}"
             )
 
-    def _wait(self, deadline: float, worker: threading.Thread | None = None, what: str = "") -> None:
+    def _wait(
+        self,
+        deadline: float,
+        worker: threading.Thread | None = None,
+        what: str = "",
+        soft_stop: threading.Event | None = None,
+    ) -> None:
         """Wait for ``deadline`` (or for ``worker`` to end) doing periodic work.
 
         Raises Interrupted when a stop was requested, and LoadHung when ``worker`` is still running at
-        ``deadline`` (the watchdog limit).
+        ``deadline`` (the watchdog limit). With ``soft_stop``, the deadline first sets that event (the
+        worker stops after its current measurement) and the worker gets ``JOIN_AFTER_HANG_S`` more before
+        it counts as hung.
         """
         while True:
             if self.stop_event.is_set():
@@ -178,6 +212,10 @@ class BurnIn:
             if now >= deadline:
                 if worker is None:
                     return
+                if soft_stop is not None and not soft_stop.is_set():
+                    soft_stop.set()
+                    deadline = now + JOIN_AFTER_HANG_S
+                    continue
                 msg = f"{what} did not finish within its time limit; a GPU may be hung (see Xid in dmesg)"
                 self.request_stop(msg)
                 worker.join(timeout=JOIN_AFTER_HANG_S)
@@ -187,7 +225,13 @@ class BurnIn:
             self.wake.wait(max(0.05, min(wake - time.monotonic(), 60.0)))
             self.wake.clear()
 
-    def _in_thread(self, fn: Callable[[], Any], limit_s: float, what: str) -> Any:
+    def _in_thread(
+        self,
+        fn: Callable[[], Any],
+        limit_s: float,
+        what: str,
+        soft_stop: threading.Event | None = None,
+    ) -> Any:
         """Run a load function in a thread while the main thread keeps polling the SEL and checkpointing."""
         box: dict[str, Any] = {}
 
@@ -201,22 +245,56 @@ class BurnIn:
 
         worker = threading.Thread(target=target, name="probe-load", daemon=True)
         worker.start()
-        self._wait(time.monotonic() + limit_s, worker, what)
+        self._wait(time.monotonic() + limit_s, worker, what, soft_stop)
         if "error" in box:
             raise box["error"]
         return box.get("result")
+
+    # ----------------------------------------------------------------- hooks (overridden by the field check)
+    def _sel_window(self, events: list[dict[str, Any]], phase: str) -> list[bool | None]:
+        """For each event of a SEL read not seen before: its ``during_run``, or None to leave it out.
+
+        A burn-in keeps the whole SEL: what was there at the start is history, the rest happened during
+        the run.
+        """
+        return [phase != "start"] * len(events)
+
+    def _bench_limit(self, n_gpus: int) -> tuple[float, bool]:
+        """The bench's time limit, and whether reaching it stops the bench (True) or means a hang."""
+        return BENCH_LIMIT_BASE_S + BENCH_LIMIT_PER_GPU_S * n_gpus, False
+
+    def _burn_seconds(self) -> float:
+        """How long the all-GPU burn (or, without a load backend, the monitoring) lasts."""
+        return self.duration_s
+
+    def _load_refusal(self) -> str | None:
+        """Why the GPUs must not be loaded although a backend is there (None: load them)."""
+        return None
+
+    def _extra_params(self) -> dict[str, Any]:
+        return {}
+
+    def _extra_host_memory(self) -> dict[str, Any]:
+        return {}
 
     # ----------------------------------------------------------------- collection
     def _read_sel(self, phase: str) -> None:
         snap = sel.read_sel()
         new = 0
+        fresh = []
         for ev in snap["events"]:
             key = sel.event_key(ev)
-            if key not in self.sel_events:
-                ev["during_run"] = phase != "start"
+            if key not in self.sel_events and key not in self.sel_outside:
+                fresh.append((key, ev))
+        for (key, ev), during in zip(fresh, self._sel_window([ev for _k, ev in fresh], phase), strict=True):
+            if during is None:
+                self.sel_outside.add(key)  # before the window: left out now and at every later read
+            else:
+                ev["during_run"] = during
                 self.sel_events[key] = ev
                 new += 1
         if snap["ok"]:
+            self.sel_last_read = snap["events"]
             self.sel_text = snap["text"]
             self.bmc.update(
                 available=True,
@@ -340,8 +418,11 @@ class BurnIn:
         ]
 
     def _load_stages(self) -> None:
+        refusal = None if self.no_load else self._load_refusal()
         if self.no_load:
             self.backend = load.Backend(False, reason="load disabled with --no-load")
+        elif refusal:
+            self.backend = load.Backend(False, reason=refusal)
         else:
             self.backend = load.detect()
         if self.backend.available:
@@ -360,15 +441,33 @@ class BurnIn:
                 numactl = which("numactl") is not None
                 nodes = hostinfo.numa_nodes(self.sysfs_root)
                 gpus = self._gpu_list()
+                limit, soft = self._bench_limit(len(gpus))
                 # Results are filled in place, so a checkpoint or an interruption keeps what was measured.
-                self._in_thread(
-                    lambda: load.run_bench(
-                        self.backend, gpus, self.stop_event, numactl, nodes, self.log, results=self.bench
-                    ),
-                    BENCH_LIMIT_BASE_S + BENCH_LIMIT_PER_GPU_S * len(gpus),
-                    "the bench",
-                )
+                with contextlib.suppress(load.Interrupted):
+                    self._in_thread(
+                        lambda: load.run_bench(
+                            self.backend, gpus, self.bench_stop, numactl, nodes, self.log, results=self.bench
+                        ),
+                        limit,
+                        "the bench",
+                        soft_stop=self.bench_stop if soft else None,
+                    )
+                if self.stop_event.is_set():
+                    raise load.Interrupted(self.stop_reason or "stop requested")
                 bench_errors = [f"GPU {i}: {e}" for i, b in self.bench.items() for e in b["errors"]]
+                if self.bench_stop.is_set():
+                    # Only the time box sets bench_stop without stop_event: the bench alone ends here.
+                    # The last measurement, VRAM bandwidth, tells a GPU whose bench is complete.
+                    missing = [
+                        g["index"]
+                        for g in gpus
+                        if (self.bench.get(g["index"]) or {}).get("vram_gbps") is None
+                    ]
+                    raise OutOfTime(
+                        f"stopped when its share of the run ({limit:.0f} s) was spent"
+                        + (f"; not fully measured: GPU {', '.join(map(str, missing))}" if missing else "")
+                        + (f"; {'; '.join(bench_errors)}" if bench_errors else "")
+                    )
                 if bench_errors:
                     raise RuntimeError("; ".join(bench_errors)[:2000])
         if self.stop_event.is_set():
@@ -377,19 +476,20 @@ class BurnIn:
             self.stages.skip("burn", self.backend.reason or "no load backend")
             # Nothing loads the GPUs, but the telemetry still covers the requested duration (an operator
             # may be running their own load, and idle thermals and the SEL are still worth recording).
-            burn_deadline = time.monotonic() + self.duration_s
+            burn_deadline = time.monotonic() + self._burn_seconds()
         else:
             with self.stage("burn"):
+                burn_s = self._burn_seconds()
                 self._in_thread(
                     lambda: load.run_burn(
                         self.backend,
                         self._gpu_list(),
-                        self.duration_s,
+                        burn_s,
                         self.stop_event,
                         self.log,
                         results=self.burn,
                     ),
-                    self.duration_s + BURN_GRACE_S,
+                    burn_s + BURN_GRACE_S,
                     "the burn",
                 )
                 if self.stop_event.is_set():
@@ -453,129 +553,7 @@ class BurnIn:
         return int(result["exit_code"])
 
     # ----------------------------------------------------------------- report
-    def _dmesg_section(self) -> dict[str, Any]:
-        start = self.dmesg_start if self.dmesg_start and self.dmesg_start["available"] else None
-        end = self.dmesg_end if self.dmesg_end and self.dmesg_end["available"] else None
-        latest = end or start
-        if latest is None:
-            reason = (self.dmesg_end or self.dmesg_start or {}).get("reason") or "not read"
-            return {
-                "available": False,
-                "reason": reason,
-                "source": None,
-                "xid": [],
-                "link_limited": [],
-                "hardware_errors": [],
-            }
-        parsed = latest["parsed"]
-        before = {x["line"] for x in start["parsed"]["xid"]} if start else set()
-        xids = []
-        for x in parsed["xid"]:
-            # during_run needs both reads; with only one of them the timing is unknown (null).
-            during = (x["line"] not in before) if (start and end) else None
-            xids.append(dict(x, during_run=during))
-        return {
-            "available": True,
-            "reason": None,
-            "source": latest["source"],
-            "xid": xids,
-            "link_limited": parsed["link_limited"],
-            "hardware_errors": parsed["hardware_errors"][:MAX_RAW_LINES],
-        }
-
     def build_report(self, checkpoint: bool = False) -> dict[str, Any]:
         """Assemble the report from the current state (also used for periodic checkpoints)."""
-        note = (
-            f"checkpoint written at {iso(utc_now())}; the process ended before this stage finished"
-            if checkpoint
-            else None
-        )
-        stages = self.stages.snapshot(note)
-        dmesg = self._dmesg_section()
-        gpus = []
-        if self.doc_start:
-            end_by_bus = {g["pci_bus_id"]: g for g in (self.doc_end or {}).get("gpus", [])}
-            for start in self.doc_start["gpus"]:
-                idx, bus = start["index"], start["pci_bus_id"]
-                summary = summarize(self.telemetry, str(idx)) if self.telemetry else None
-                gpus.append(
-                    report.gpu_entry(
-                        start,
-                        end_by_bus.get(bus),
-                        self.pci_start.get(idx),
-                        self.pci_end.get(bus),
-                        self.topo["gpus"].get(idx),
-                        summary,
-                        self.bench.get(idx),
-                        self.burn.get(idx),
-                        report.xids_for(start, dmesg["xid"]),
-                    )
-                )
-        sel_events = list(self.sel_events.values())
-        edac = self.edac_end if self.edac_end else self.edac_start
-        doc = self.doc_start or {}
-        relevant = []
-        for part in (self.dmesg_start, self.dmesg_end):
-            if part and part["available"]:
-                relevant += [line for line in part["parsed"]["relevant"] if line not in relevant]
-        return {
-            "schema": SCHEMA_NAME,
-            "schema_version": SCHEMA_VERSION,
-            "probe": {
-                "version": __version__,
-                "python": sys.version.split()[0],
-                "argv": list(self.argv),
-                "started_at": iso(self.started_at),
-                "ended_at": iso(self.ended_at),
-                "checkpoint": checkpoint,
-                "errors": list(self.errors),
-            },
-            "params": {
-                "duration_s": self.duration_s,
-                "interval_s": self.interval_s,
-                "sel_interval_s": self.sel_interval_s,
-                "sysfs_root": self.sysfs_root,
-                "no_load": self.no_load,
-            },
-            "outcome": report.outcome(stages, gpus, sel_events),
-            "stages": stages,
-            "host": {
-                "hostname": self.host.get("hostname"),
-                "kernel": self.host.get("kernel"),
-                "os": self.host.get("os"),
-                "python": self.host.get("python"),
-                "bmc": dict(self.bmc),
-                "cpu": self.host.get("cpu"),
-                "driver_version": doc.get("driver_version"),
-                "cuda_version": doc.get("cuda_version"),
-                "nvidia_smi_dtd": doc.get("dtd"),
-                "tools": self.host.get("tools", {}),
-            },
-            "load": self.backend.to_report(),
-            "gpus": gpus,
-            "host_memory": {
-                "sel_events": sel_events,
-                "sel_snapshots": list(self.sel_snapshots),
-                "sel_unparsed": list(self.sel_unparsed),
-                "edac": {
-                    "present": bool(edac and edac["present"]),
-                    "reason": (edac or {}).get("reason", "not read"),
-                    "mc": (edac or {}).get("mc", []),
-                    "mc_start": (self.edac_start or {}).get("mc", []),
-                },
-                "rasdaemon": self.rasdaemon
-                or {"present": False, "reason": "not read", "db": None, "counts": None},
-            },
-            "dmesg": dmesg,
-            "telemetry": self.telemetry.to_report() if self.telemetry else None,
-            "raw": {
-                "nvidia_smi_xml": {
-                    "encoding": "gzip+base64",
-                    "start": gzip_b64(self.xml_start),
-                    "end": gzip_b64(self.xml_end),
-                },
-                "sel_elist": gzip_b64(self.sel_text),
-                "dmesg_nvrm": relevant[:MAX_RAW_LINES],
-            },
-            "findings": [],
-        }
+        # The layout lives in probe.burnin_report; a method so that callers and subclasses keep one name.
+        return burnin_report.build_report(self, checkpoint)

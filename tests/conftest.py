@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 import pytest
+from django.utils import translation
 from rest_framework.test import APIClient
 
 from tests import factories
@@ -93,6 +94,14 @@ def _fresh_throttle_counts() -> None:
             client.delete(key)
     else:
         cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _default_language_after_each_test():
+    """A page request activates its reader's language in the thread (LocaleMiddleware), and nothing ends
+    it: a German request would otherwise leave the next test's code outside a request German."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture

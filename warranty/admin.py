@@ -12,8 +12,10 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import Model, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -21,7 +23,14 @@ from builds.models import Server
 from inventory.models import Component
 from warranty.choices import CLAIM_TRANSITIONS, PACK_SERVER_STATUSES, ClaimStatus, PackLanguage, PackStatus
 from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord, WarrantyRegistration
-from warranty.services import claim_approve, claim_close, claim_reject, claim_ship_replacement
+from warranty.services import (
+    claim_approve,
+    claim_close,
+    claim_confirm,
+    claim_dismiss,
+    claim_reject,
+    claim_ship_replacement,
+)
 from warranty.services.packs import pack_request, pack_retry
 from werkbank.admin import PMAdmin, admin_link, audit_timeline, badge, shortened
 from werkbank.errors import DomainError, InvalidInput
@@ -87,6 +96,12 @@ class WarrantyRegistrationAdmin(ReadOnlyAdmin):
 
 #: The decisions of the claim's change page: (value, label, target status).
 DECISIONS = [
+    ("confirm", "Confirm the drafted claim (the note says why)", ClaimStatus.OPEN),
+    (
+        "dismiss",
+        "Dismiss the drafted claim (the note says why; shown to the customer)",
+        ClaimStatus.DISMISSED,
+    ),
     ("approve", "Approve", ClaimStatus.APPROVED),
     ("reject", "Reject (the note says why)", ClaimStatus.REJECTED),
     ("ship_replacement", "Ship the replacement (give its serial)", ClaimStatus.REPLACEMENT_SHIPPED),
@@ -127,10 +142,10 @@ class WarrantyClaimAdmin(PMAdmin):
     list_select_related = ["record", "customer"]
     search_fields = ["number", "record__serial", "record__server__hostname", "description"]
     show_full_result_count = False
-    actions = ["approve", "close"]
+    actions = ["confirm", "dismiss", "approve", "close"]
     readonly_fields = [
         "number", "record", "customer", "status", "description", "decision_note", "replacement_record",
-        "opened_by", "created_at", "timeline",
+        "finding", "opened_by", "created_at", "timeline",
     ]  # fmt: skip
     fields = [*readonly_fields, "decision", "note", "replacement_serial"]
 
@@ -152,7 +167,11 @@ class WarrantyClaimAdmin(PMAdmin):
     def save_model(self, request: HttpRequest, obj: WarrantyClaim, form: Any, change: bool) -> None:
         decision = form.cleaned_data.get("decision")
         note = form.cleaned_data.get("note", "")
-        if decision == "approve":
+        if decision == "confirm":
+            claim_confirm(claim=obj, actor=request.user, note=note)
+        elif decision == "dismiss":
+            claim_dismiss(claim=obj, actor=request.user, note=note)
+        elif decision == "approve":
             claim_approve(claim=obj, actor=request.user, note=note)
         elif decision == "reject":
             claim_reject(claim=obj, actor=request.user, note=note)
@@ -173,6 +192,45 @@ class WarrantyClaimAdmin(PMAdmin):
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         pass  # the service wrote everything
+
+    def _draft_decision(
+        self, request: HttpRequest, queryset: QuerySet, *, service: Any, label: str, done: str
+    ) -> HttpResponse | None:
+        """Confirm or dismiss drafted claims: the first post asks for the written reason (as the findings'
+        waiver does), the second applies it to each claim through the service."""
+        reason = request.POST.get("decision_reason", "").strip()
+        if "apply" not in request.POST or not reason:
+            return TemplateResponse(
+                request,
+                "admin/warranty/warrantyclaim/draft_decision.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": f"{label} drafted claims",
+                    "label": label,
+                    "claims": queryset.select_related("record"),
+                    "action": request.POST.get("action"),
+                    "missing_reason": "apply" in request.POST,
+                    "customer_reads": service is claim_dismiss,
+                    "opts": self.model._meta,
+                    "action_checkbox_name": ACTION_CHECKBOX_NAME,
+                },
+            )
+        self.run_for_each(
+            request, queryset, lambda claim: service(claim=claim, actor=request.user, note=reason), done
+        )
+        return None
+
+    @admin.action(description="Confirm selected drafted claims (with a written reason)")
+    def confirm(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._draft_decision(
+            request, queryset, service=claim_confirm, label="Confirm", done="confirmed"
+        )
+
+    @admin.action(description="Dismiss selected drafted claims (with the reason the customer reads)")
+    def dismiss(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._draft_decision(
+            request, queryset, service=claim_dismiss, label="Dismiss", done="dismissed"
+        )
 
     @admin.action(description="Approve selected claims")
     def approve(self, request: HttpRequest, queryset: QuerySet) -> None:

@@ -10,15 +10,17 @@ class WarrantyConfig(AppConfig):
         from django.core import checks
 
         from builds.signals import components_allocated
+        from burnin.signals import drift_failed
         from warranty.exports import register_exports
         from warranty.gates import register_gates, register_steps
-        from warranty.receivers import register_allocated_components
+        from warranty.receivers import draft_claims_from_drift, register_allocated_components
         from warranty.signing import check_signing_keys
 
         # Production without a signing key, or any malformed one, fails `manage.py check` (and migrate).
         checks.register(check_signing_keys, checks.Tags.security)
 
         components_allocated.connect(register_allocated_components, dispatch_uid="warranty.register")
+        drift_failed.connect(draft_claims_from_drift, dispatch_uid="warranty.draft_claims")
         register_gates()
         register_steps()
         register_exports()

@@ -25,22 +25,31 @@ class RecordKind(models.TextChoices):
 
 class ClaimStatus(models.TextChoices):
     # Translated: the customer reads a claim's status in the portal, in its language.
+    #: Proposed by the system from a drift finding (burnin.signals.drift_failed); a PM confirms it (open)
+    #: or dismisses it with the reason the customer reads.
+    DRAFT = "draft", _("Draft")
     OPEN = "open", _("Open")
     APPROVED = "approved", _("Approved")
     REJECTED = "rejected", _("Rejected")
     REPLACEMENT_SHIPPED = "replacement_shipped", _("Replacement shipped")
     CLOSED = "closed", _("Closed")
+    DISMISSED = "dismissed", _("Dismissed")
 
 
 CLAIM_TRANSITIONS: dict[str, frozenset[str]] = {
+    ClaimStatus.DRAFT: frozenset({ClaimStatus.OPEN, ClaimStatus.DISMISSED}),
     ClaimStatus.OPEN: frozenset({ClaimStatus.APPROVED, ClaimStatus.REJECTED}),
     ClaimStatus.APPROVED: frozenset({ClaimStatus.REPLACEMENT_SHIPPED}),
     ClaimStatus.REJECTED: frozenset(),
     ClaimStatus.REPLACEMENT_SHIPPED: frozenset({ClaimStatus.CLOSED}),
     ClaimStatus.CLOSED: frozenset(),
+    ClaimStatus.DISMISSED: frozenset(),
 }
-#: Claims still being handled: a record has at most one of them at a time.
-CLAIM_OPEN = frozenset({ClaimStatus.OPEN, ClaimStatus.APPROVED, ClaimStatus.REPLACEMENT_SHIPPED})
+#: Claims still being handled: a record has at most one of them at a time (a draft too: a second drift of
+#: the same card is the same fault until a PM has decided on the first).
+CLAIM_OPEN = frozenset(
+    {ClaimStatus.DRAFT, ClaimStatus.OPEN, ClaimStatus.APPROVED, ClaimStatus.REPLACEMENT_SHIPPED}
+)
 
 
 class NoticeThreshold(models.IntegerChoices):

@@ -11,7 +11,9 @@ The fleet's first server is deployed by deployment/demo.py. Here:
   `pack_generate`, which is safe next to the worker (row locks; a ready pack is left alone). Then, in one
   transaction, it hands the server over (`server_hand_over`), creates its warranty records (the records
   task enqueued by the handover does the same; both add nothing twice), and the customer's member opens
-  one claim on a GPU: it dropped off the PCIe bus under renters' load.
+  one claim on a GPU: it dropped off the PCIe bus under renters' load. Then the customer's member posts the
+  server's two weekly field checks (burnin/demo_field.py): the first healthy, the second with GPU 3 at x8,
+  whose drift opens a draft claim.
 
 The fleet's other servers stay where they are, so the order stays open. Running it again adds nothing.
 """
@@ -24,6 +26,7 @@ from django.db import transaction
 
 from builds.choices import ServerStatus
 from builds.models import Installation, Server
+from burnin.demo_field import seed_field_runs
 from inventory.choices import PartCategory
 from warranty.choices import PACK_SERVER_STATUSES, PackStatus
 from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord
@@ -79,6 +82,11 @@ def seed_after_commit(context: DemoContext) -> None:
             return
         context.created += len(warranty_records_create(server=server, actor=context.pm))
         _open_claim(context, server)
+    # Under warranty now: the customer's weekly field checks, each posted on its own as an upload is (the
+    # second one's drift opens a draft claim through warranty's receiver).
+    member = _customer_member(context)
+    if member is not None:
+        context.created += len(seed_field_runs(server=server, actor=member))
 
 
 def _first_fleet_server(context: DemoContext) -> Server | None:

@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from builds.models import Allocation, Server
+from burnin.models import Finding
 from inventory.models import Component
 from orders.models import Order
 from warranty.choices import (
@@ -209,7 +210,8 @@ class WarrantyRecord(models.Model):
 class WarrantyClaim(models.Model):
     """A claim (RMA) against one warranty record.
 
-    open → approved or rejected → replacement_shipped → closed (warranty/choices.py).
+    open → approved or rejected → replacement_shipped → closed (warranty/choices.py). A claim drafted from a
+    drift finding of a field check (`finding`) starts as a draft, which a PM confirms (open) or dismisses.
     """
 
     number = models.CharField(max_length=20, unique=True, help_text="RMA-YYYY-NNNNN")
@@ -225,6 +227,19 @@ class WarrantyClaim(models.Model):
     )
     opened_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # One claim per finding, by the database: a drift signal delivered twice drafts nothing new. PROTECT:
+    # the finding is the claim's evidence.
+    finding = models.OneToOneField(
+        Finding,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="warranty_claim",
+        help_text="The drift finding this claim was drafted from (none: filed by a person).",
+    )
+    pm_notified_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the PMs were told of the drafted claim (once)."
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

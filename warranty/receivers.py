@@ -1,14 +1,18 @@
-"""Reactions of the warranty app to builds events (see builds.signals)."""
+"""Reactions of the warranty app to builds and burn-in events (see builds.signals, burnin.signals)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from werkbank.types import Actor
 
+logger = logging.getLogger("warranty.claims")
+
 if TYPE_CHECKING:
     from builds.models import Allocation, Server
+    from burnin.models import BurnInRun, Finding
     from werkbank.models import Organization
 
 
@@ -26,3 +30,26 @@ def register_allocated_components(
     from warranty.services import registrations_record
 
     registrations_record(server=server, allocations=allocations, customer=customer, actor=actor)
+
+
+def draft_claims_from_drift(
+    sender: Any, *, run: BurnInRun, findings: Sequence[Finding], **kwargs: Any
+) -> None:
+    """Each `fail` drift finding of a field check or post-repair run drafts a claim on the warranty record
+    of the card it names, in the ingest's transaction; a card not under warranty (no record in force)
+    drafts none. Idempotent: a finding drafts at most one claim (`claim_draft_from_finding`)."""
+    from warranty.selectors import drift_record
+    from warranty.services import claim_draft_from_finding
+
+    for finding in findings:
+        record = drift_record(finding=finding)
+        if record is None:
+            logger.info(
+                "Finding %s (%s) of run %s: %s is not under warranty; no claim.",
+                finding.pk,
+                finding.code,
+                run.pk,
+                (finding.evidence or {}).get("serial") or "the card",
+            )
+            continue
+        claim_draft_from_finding(finding=finding, record=record)

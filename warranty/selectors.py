@@ -1,5 +1,5 @@
 """Warranty reads: the warranty table per serial, everything a handover pack prints, the packs a user may
-see, what a handover lacks, records by serial and their claims.
+see, what a handover lacks, records by serial and their claims, the record a drift finding's card is under.
 
 The warranty table has one source of truth per moment. Once a server is handed over, its `WarrantyRecord`
 rows are the table. Before (a pack is rendered while the server is deployed, since the handover needs a
@@ -28,7 +28,7 @@ from builds.choices import ServerStatus, status_in_sentence
 from builds.models import Installation, Server
 from builds.selectors import ConnectorCell, blacklist_entries, connector_map
 from burnin.gates import judged_run
-from burnin.models import BurnInRun
+from burnin.models import BurnInRun, Finding
 from burnin.selectors import RunDetail, Telemetry, run_detail, telemetry_series
 from deployment.models import PlatformListing, RackPlacement, ServerNetwork
 from deployment.selectors import FeedLoad, ServerPower, current_listing, feed_loads, server_powers
@@ -327,6 +327,26 @@ def record_for(*, user: Actor, pk: int) -> WarrantyRecord | None:
         WarrantyRecord.objects.visible_to(user)
         .select_related("server", "order", "customer", "replaces", "replaced_by")
         .filter(pk=pk)
+        .first()
+    )
+
+
+def drift_record(*, finding: Finding) -> WarrantyRecord | None:
+    """The record a drift finding's card is under warranty by now: the component record of the finding's
+    component (`evidence["component_id"]`) on the run's server, not replaced, still running. None: the
+    card is not under warranty (or the finding names no component)."""
+    component_id = (finding.evidence or {}).get("component_id")
+    if not isinstance(component_id, int):
+        return None
+    return (
+        WarrantyRecord.objects.filter(
+            kind=RecordKind.COMPONENT,
+            server_id=finding.run.server_id,
+            component_id=component_id,
+            replaced_at__isnull=True,
+            end_date__gte=timezone.localdate(),
+        )
+        .order_by("-pk")
         .first()
     )
 

@@ -7,7 +7,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from builds.models import Server
-from warranty.services import expiry_notify, warranty_records_create
+from warranty.services import claim_draft_notice_send, expiry_notify, warranty_records_create
 from warranty.services.packs import pack_generate
 
 #: Errors worth another try: the database or the storage was away for a moment.
@@ -35,3 +35,10 @@ def warranty_expiry_notify_task() -> int:
     """Daily (Celery beat): the expiry digests; returns the number of e-mails sent (0 on a repeat: the
     notices' unique (record, threshold))."""
     return expiry_notify(actor=None)
+
+
+@shared_task(autoretry_for=(*TRANSIENT, OSError), retry_backoff=True, retry_jitter=True, max_retries=5)
+def claim_draft_notify_task(*, claim_id: int) -> bool:
+    """Tell the PMs of a claim drafted from a drift finding; True when this run sent it (False on a repeat:
+    the claim is marked once told)."""
+    return claim_draft_notice_send(claim_id=claim_id) is not None

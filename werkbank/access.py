@@ -34,6 +34,14 @@ def is_pm(user: Any) -> bool:
     return cached
 
 
+def pm_users() -> models.QuerySet:
+    """The users `is_pm` says yes to, as a queryset (whom a notice for the PMs goes to)."""
+    from django.contrib.auth import get_user_model
+
+    pm = models.Q(is_superuser=True) | models.Q(is_staff=True, groups__name=settings.WERKBANK_PM_GROUP)
+    return get_user_model().objects.filter(pm, is_active=True).distinct()
+
+
 class Purpose(models.TextChoices):
     """What a user wants to do with the rows: the `purpose` of `visible_to`."""
 

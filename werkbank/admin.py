@@ -273,7 +273,7 @@ class AuditEventAdmin(PMAdmin):
 
     @admin.display(description="Note")
     def short_note(self, obj: AuditEvent) -> str:
-        return shortened(obj.note, 48)
+        return shortened(obj.note, 40)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

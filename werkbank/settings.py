@@ -394,6 +394,10 @@ WERKBANK_MAX_REPORT_BYTES = int(os.environ.get("WERKBANK_MAX_REPORT_BYTES", str(
 # per client address (warranty/views.py).
 WERKBANK_MAX_PACK_UPLOAD_BYTES = int(os.environ.get("WERKBANK_MAX_PACK_UPLOAD_BYTES", str(64 * 1024 * 1024)))
 WERKBANK_VERIFY_RATE = os.environ.get("WERKBANK_VERIFY_RATE", "20/min")
+# Health after the handover: a handed-over server whose newest field check started more than this many
+# days ago (or that never had one) is listed as due on the PM's pipeline and its pages say so. The probe's
+# sample timer runs weekly (probe/systemd/), so 30 days leaves room for a few missed weeks.
+WERKBANK_FIELD_CHECK_MAX_AGE_DAYS = int(os.environ.get("WERKBANK_FIELD_CHECK_MAX_AGE_DAYS", "30"))
 
 # --- Request limits ----------------------------------------------------------------------------------
 # A request body (JSON, a form's fields) larger than this is refused: 413 from the API. Uploads say their

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from builds.api.serializers import EnumField
-from burnin.choices import RunResult, Severity, StageStatus
+from burnin.choices import ReportPurpose, RunResult, Severity, StageStatus
 from burnin.models import BurnInRun, BurnInStage, Finding, GpuResult
 from werkbank.api.serializers import AudienceFieldsMixin
 
@@ -19,6 +19,7 @@ class RunSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
 
     asset_tag = serializers.CharField(source="server.asset_tag", read_only=True)
     hostname = serializers.CharField(source="server.hostname", read_only=True)
+    purpose = EnumField(ReportPurpose, read_only=True)
     result = EnumField(RunResult, read_only=True)
     uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     findings_fail = serializers.IntegerField(read_only=True)
@@ -32,6 +33,8 @@ class RunSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "server",
             "asset_tag",
             "hostname",
+            "purpose",
+            "accepted_at",
             "report_id",
             "probe_version",
             "schema_version",

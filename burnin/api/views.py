@@ -22,6 +22,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from builds.choices import ServerStatus
 from builds.models import Server
 from burnin.api.serializers import RunDetailSerializer, RunSerializer
 from burnin.choices import Severity
@@ -61,12 +62,19 @@ def run_in_full(queryset: QuerySet) -> QuerySet:
 
 
 class PostsReports(IsAuthenticated):
-    """PMs and the server's partner members post reports. The server was looked up among those the user
-    sees, so a stranger already got a 404; a customer of the order sees the server, and is told why not."""
+    """PMs and the server's partner members post reports; once the server is handed over, the customer's
+    members too, field checks only (`burnin.services.ingest.may_post` decides by the report's purpose).
+    The server was looked up among those the user sees, so a stranger already got a 404; a customer of the
+    order sees the server, and is told why not."""
 
-    message = "Customers cannot post burn-in reports: only PMs and the server's assembly partner may."
+    message = (
+        "Customers post only field checks, and only once the server is handed over: burn-in and "
+        "post-repair reports come from project managers and the server's assembly partner."
+    )
 
     def has_object_permission(self, request: Any, view: Any, obj: Any) -> bool:
+        if obj.status == ServerStatus.HANDED_OVER:
+            return True
         return Server.objects.visible_to(request.user, purpose=Purpose.BENCH).filter(pk=obj.pk).exists()
 
 
@@ -115,11 +123,17 @@ class ServerReportViewSet(VisibleToMixin, viewsets.GenericViewSet):
             201: RunDetailSerializer,
             200: OpenApiResponse(RunDetailSerializer, description="This report was already stored."),
             400: OpenApiResponse(description="Not a valid report: names the JSON path of the first error."),
-            403: OpenApiResponse(description="Customers cannot post burn-in reports."),
-            409: OpenApiResponse(description="The server is not assembled or in burn-in."),
+            403: OpenApiResponse(
+                description="Customers post field checks of a handed-over server only (the report's purpose)."
+            ),
+            409: OpenApiResponse(
+                description="The server's status does not take a report of this purpose: burn-in while "
+                "assembled or in burn-in; field check and post-repair once deployed or handed over."
+            ),
             413: OpenApiResponse(description="Larger than WERKBANK_MAX_REPORT_BYTES uncompressed."),
         },
-        summary="Upload the probe's burn-in report (JSON, gzip allowed); idempotent by the report's hash.",
+        summary="Upload a probe report (burn-in, field check, post-repair; JSON, gzip allowed); idempotent "
+        "by the report's hash.",
     )
     @action(detail=True, methods=["post"])
     def reports(self, request: Request, asset_tag: str | None = None) -> Response:

@@ -72,6 +72,9 @@ def server_pass_burnin(*, server: Server, actor: Actor, note: str = "") -> Serve
     configured = configuration_gpus(order=locked.order)[0]
     gpu_power_w = powers["total"] if powers["known"] >= max(configured, 1) else None
     passed = server_record_burnin_power(server=passed, actor=actor, gpu_power_w=gpu_power_w)
+    # The run the gate passed is the server's baseline: field checks are compared with it, GPU by GPU.
+    run.accepted_at = timezone.now()
+    run.save(update_fields=["accepted_at"])
     waived = list(run.findings.filter(waived_at__isnull=False).order_by("id").values_list("id", flat=True))
     audit(
         actor=actor,

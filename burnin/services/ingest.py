@@ -18,25 +18,43 @@ The probe posts its report (JSON, usually gzip-compressed) to
    Telemetry goes in through PostgreSQL's binary ``COPY`` (SQLite: ``bulk_create``), see
    ``burnin.services.samples``, and right after them the run's telemetry rollup, which the charts read.
    The raw report is kept gzip-compressed as the run's stored file, written after the commit.
+
+A report has a purpose (``$.purpose``, schema 1.1.0; a 1.0.0 report is a burn-in). Storing and analysing are
+the same for every purpose; what a report means for the server's lifecycle is not:
+
+- ``burn_in``: the server is assembled (it moves into burn-in) or in burn-in; the order's promised
+  duration is a rule. Posted by the server's partner or a PM.
+- ``field_check``: the server is deployed or handed over; posted also by the customer's members once it is
+  handed over (their portal tokens). An installed GPU missing from the report is a drift, not a mismatch.
+- ``post_repair``: the server is deployed or handed over, after a swap under warranty; posted by the
+  partner or a PM. It passes when the ordinary rules and the drift against the GPUs that stayed find no
+  ``fail``; then it is accepted as the baseline of the GPUs that came in.
+
+Field and post-repair runs are compared with the server's baseline (``burnin.baselines``) by
+``burnin.analysis.drift``; a ``fail`` drift sends ``burnin.signals.drift_failed`` in the transaction.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from builds.choices import ConnectorKind, ServerStatus
 from builds.models import Server
 from builds.services import server_transition
 from burnin import analysis
+from burnin.analysis import drift
 from burnin.analysis.context import build_context
 from burnin.analysis.duration import full_load_seconds
-from burnin.choices import RunResult, Severity, StageStatus
-from burnin.hardware import HardwareMismatch, check_hardware, installed_gpus
+from burnin.baselines import baselines
+from burnin.choices import COMPARED_PURPOSES, ReportPurpose, RunResult, Severity, StageStatus
+from burnin.hardware import HardwareMismatch, check_hardware, gpu_key, has_serial, installed_gpus
 from burnin.models import BmcEvent, BurnInRun, BurnInStage, Finding, GpuResult
 from burnin.rules import THRESHOLDS
 from burnin.services.samples import report_time, store_rollup, store_samples
@@ -50,14 +68,24 @@ from burnin.services.upload import (  # noqa: F401
     report_id_of,
     validation_errors,
 )
+from burnin.signals import drift_failed
 from inventory.serials import normalize_serial
+from werkbank.access import Purpose
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.files import save_with_file
 from werkbank.types import Actor
 
-#: Servers in these statuses take a report; an `assembled` one is moved to `burn_in` by it.
+#: Servers in these statuses take a burn-in report; an `assembled` one is moved to `burn_in` by it.
 ACCEPTS_REPORTS = frozenset({ServerStatus.ASSEMBLED, ServerStatus.BURN_IN})
+#: ...and a field check or post-repair run: after the burn-in gate, once the server stands in its rack.
+IN_SERVICE = frozenset({ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})
+ACCEPTS_BY_PURPOSE: dict[str, frozenset[str]] = {
+    ReportPurpose.BURN_IN: ACCEPTS_REPORTS,
+    ReportPurpose.FIELD_CHECK: IN_SERVICE,
+    ReportPurpose.POST_REPAIR: IN_SERVICE,
+}
+ACCEPTS_ANY = ACCEPTS_REPORTS | IN_SERVICE
 #: Connector kinds a GPU sits in: their PCIe generation and lanes are what the slot can give it.
 GPU_CONNECTORS = frozenset({ConnectorKind.PCIE_SLOT, ConnectorKind.RISER_PORT})
 
@@ -141,9 +169,9 @@ def report_ingest(
 
     `raw` is the report as the probe wrote it; `gz`, when the upload was gzip, is that stream (kept as the
     stored file, so it is not compressed twice). A report that is already stored returns its run and
-    changes nothing, whatever the server's status is by now. Otherwise the server must be `assembled`
-    (it moves to `burn_in`) or in `burn_in` (409), and the report must be valid (400, naming the JSON
-    path of the first error).
+    changes nothing, whatever the server's status is by now. Otherwise the report must be valid (400,
+    naming the JSON path of the first error), the actor may post its purpose (403, `may_post`) and the
+    server's status must take it (409 `server_status`, `ACCEPTS_BY_PURPOSE`).
 
     Reading, validating and analysing the report happen before the transaction opens: the server's row
     lock is held only while the rows are written (and the telemetry copied in).
@@ -152,23 +180,35 @@ def report_ingest(
     existing = _existing(report_id, server)
     if existing is not None:
         return existing, False
-    if server.status not in ACCEPTS_REPORTS:  # checked again under the lock; this saves parsing
-        raise _wrong_status(server)
+    if server.status not in ACCEPTS_ANY:  # checked again, by purpose, under the lock; this saves parsing
+        raise _wrong_status(server, None)
     report = parse_report(raw)
-    bound_by(server, report)  # checked again under the lock; this saves the analysis
+    purpose = report_purpose(report)
+    may_post(server=server, actor=actor, purpose=purpose)
+    if server.status not in ACCEPTS_BY_PURPOSE[purpose]:
+        raise _wrong_status(server, purpose)
+    bound_by(server, report, purpose)  # checked again under the lock; this saves the analysis
     slots = installed_slots(server)
-    target_s = promised_burnin_s(server)
+    target_s = promised_burnin_s(server) if purpose == ReportPurpose.BURN_IN else None
     expected = expectations(report, slots, platform_max_gen(server), target_s=target_s)
     findings = analysis.analyze(report, expectations=expected)
+    gpu_links = links(report, expected)
+    compared = (
+        compare_with_baseline(server, report, findings, slots, gpu_links)
+        if purpose in COMPARED_PURPOSES
+        else None
+    )
     try:
         return _store(
             server=server,
             actor=actor,
             report_id=report_id,
             report=report,
-            findings=findings,
+            purpose=purpose,
+            findings=findings + (compared.findings if compared else []),
             slots=slots,
-            links=links(report, expected),
+            links=gpu_links,
+            baseline_ids=compared.baseline_ids if compared else {},
             gz=gz if gz is not None else zlib_gzip(raw),
             target_s=target_s,
         )
@@ -181,6 +221,129 @@ def report_ingest(
         return existing, False
 
 
+def report_purpose(report: Mapping[str, Any]) -> str:
+    """The report's purpose: `$.purpose`, or a burn-in for a report written before purposes (1.0.0)."""
+    return str(report.get("purpose") or ReportPurpose.BURN_IN)
+
+
+def may_post(*, server: Server, actor: Actor, purpose: str) -> None:
+    """PMs and the server's partner post every purpose; the customer's members (who see the server, else
+    the view answered 404) only a field check of a server handed over to them: 403 otherwise."""
+    if Server.objects.visible_to(actor, purpose=Purpose.BENCH).filter(pk=server.pk).exists():
+        return
+    if purpose == ReportPurpose.FIELD_CHECK and server.status == ServerStatus.HANDED_OVER:
+        return
+    if purpose == ReportPurpose.FIELD_CHECK:
+        raise PermissionDenied(
+            f"Server {server.asset_tag} is not handed over yet: until then only its assembly partner and "
+            "project managers post its reports."
+        )
+    raise PermissionDenied(
+        f"Customers post field checks only (purpose field_check); a {purpose} report of {server.asset_tag} "
+        "is posted by its assembly partner or a project manager."
+    )
+
+
+#: The drift rules' codes begin so (`burnin.analysis.drift`); a `fail` among them opens a claim upstream.
+DRIFT_PREFIX = "drift_"
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A field check or post-repair run against the server's baseline: the drift findings, and which
+    baseline result each GPU (by the report's index) was compared with."""
+
+    findings: list[Any]
+    baseline_ids: dict[int, int]
+
+
+def _figures(row: GpuResult, codes: frozenset[str], component_id: int | None = None) -> Any:
+    return drift.GpuFigures(
+        index=row.index,
+        key=gpu_key(row.serial, row.uuid),
+        serial=row.serial if has_serial(row.serial) else "",  # a GeForce card's "N/A" names no card
+        component_id=row.component_id or component_id,
+        load_gen=row.load_gen,
+        load_width=row.load_width,
+        h2d_gbps=row.h2d_gbps,
+        tflops=row.tflops,
+        vram_gbps=row.vram_gbps,
+        peak_temp_c=row.peak_temp_c,
+        mean_power_w=row.mean_power_w,
+        codes=codes,
+        run_id=row.run_id,
+    )
+
+
+def _flagged(findings: Iterable[Any]) -> tuple[dict[int, frozenset[str]], frozenset[str]]:
+    """The codes of the warn and fail findings, per GPU index, and those about the host."""
+    per_gpu: dict[int, set[str]] = {}
+    host: set[str] = set()
+    for finding in findings:
+        if finding.severity == Severity.INFO:
+            continue
+        if finding.gpu_index is None:
+            host.add(finding.code)
+        else:
+            per_gpu.setdefault(finding.gpu_index, set()).add(finding.code)
+    return {index: frozenset(codes) for index, codes in per_gpu.items()}, frozenset(host)
+
+
+def compare_with_baseline(
+    server: Server,
+    report: Mapping[str, Any],
+    findings: Sequence[Any],
+    slots: Mapping[str, Slot],
+    gpu_links: Mapping[int, Any],
+) -> Compared:
+    """The drift of a field check or post-repair run from the server's baseline (`burnin.baselines`),
+    GPU by GPU: its figures as the GPU results will store them, against each GPU's baseline result."""
+    base = baselines(server)
+    base_runs = {row.run_id for row in base.values()}
+    base_findings = Finding.objects.filter(run_id__in=base_runs).exclude(severity=Severity.INFO)
+    base_codes: dict[tuple[int, int], set[str]] = {}
+    base_host: set[str] = set()
+    for run_id, index, code in base_findings.values_list("run_id", "gpu_index", "code"):
+        if index is None:
+            base_host.add(code)
+        else:
+            base_codes.setdefault((run_id, index), set()).add(code)
+    codes, host = _flagged(findings)
+    by_slot = slot_order_components(server, report)
+    current = []
+    baseline_ids = {}
+    rows = _gpu_results(BurnInRun(), report, slots, gpu_links, {})
+    for gpu, row in zip(report["gpus"], rows, strict=True):
+        key = gpu_key(gpu["serial"], gpu["uuid"])
+        current.append(_figures(row, codes.get(row.index, frozenset()), by_slot.get(row.index)))
+        if key in base:
+            baseline_ids[row.index] = base[key].pk
+    drifts = drift.compare(
+        current=current,
+        baseline={
+            key: _figures(row, frozenset(base_codes.get((row.run_id, row.index), set())))
+            for key, row in base.items()
+        },
+        host_codes=host,
+        baseline_host_codes=frozenset(base_host),
+    )
+    return Compared(findings=drifts, baseline_ids=baseline_ids)
+
+
+def slot_order_components(server: Server, report: Mapping[str, Any]) -> dict[int, int]:
+    """The installed component of each card that reports no serial (GeForce), by the report's GPU index:
+    the cards in PCI bus order (the order the driver numbers them in) against the GPU connectors in their
+    order, when the report has one card per installed GPU and none has a serial. A drift on such a card is
+    filed on this component's warranty record as a draft, which a PM confirms on the bench's slot map;
+    without it there would be no record to file it on."""
+    gpus = list(report["gpus"])
+    installed = installed_gpus(server)
+    if len(gpus) != len(installed) or any(has_serial(gpu.get("serial")) for gpu in gpus):
+        return {}
+    ordered = sorted(gpus, key=lambda gpu: (str(gpu.get("pci_bus_id") or "").lower(), gpu["index"]))
+    return {gpu["index"]: each.component_id for gpu, each in zip(ordered, installed, strict=True)}
+
+
 def promised_burnin_s(server: Server) -> float:
     """The burn-in promised for the server, in seconds: the longer of its order's and its configuration's
     (72 h by default, seed 001)."""
@@ -188,11 +351,13 @@ def promised_burnin_s(server: Server) -> float:
     return float(max(order.burnin_hours, order.configuration.burnin_hours) * 3600)
 
 
-def bound_by(server: Server, report: Mapping[str, Any]) -> str:
+def bound_by(server: Server, report: Mapping[str, Any], purpose: str = ReportPurpose.BURN_IN) -> str:
     """How the report's GPUs bind to the server's installed GPUs; a 409 `hardware_mismatch` naming every
-    difference when they are other GPUs."""
+    difference when they are other GPUs. A field check may lack an installed GPU (a drift finding says so)."""
     try:
-        return check_hardware(server=server, report=report)
+        return check_hardware(
+            server=server, report=report, allow_missing=purpose == ReportPurpose.FIELD_CHECK
+        )
     except HardwareMismatch as mismatch:
         raise RuleViolation(
             f"This report did not measure the hardware installed in {server.asset_tag}: "
@@ -208,12 +373,21 @@ def zlib_gzip(raw: bytes) -> bytes:
     return packer.compress(raw) + packer.flush()
 
 
-def _wrong_status(server: Server) -> RuleViolation:
-    return RuleViolation(
-        f"Server {server.asset_tag} is {server.get_status_display().lower()}: a burn-in report is taken "
-        "only while the server is assembled or in burn-in.",
-        code="server_status",
-    )
+def _wrong_status(server: Server, purpose: str | None) -> RuleViolation:
+    status = server.get_status_display().lower()
+    if purpose == ReportPurpose.BURN_IN:
+        rule = "a burn-in report is taken only while the server is assembled or in burn-in"
+        if server.status in IN_SERVICE:
+            rule += "; after the handover the probe posts a field check (python -m probe field-check)"
+    elif purpose is not None:
+        label = ReportPurpose(purpose).label.lower()
+        rule = f"a {label} report is taken only once the server is deployed or handed over"
+    else:
+        rule = (
+            "a burn-in report is taken only while the server is assembled or in burn-in, a field check or "
+            "post-repair report once it is deployed or handed over"
+        )
+    return RuleViolation(f"Server {server.asset_tag} is {status}: {rule}.", code="server_status")
 
 
 @transaction.atomic
@@ -223,22 +397,24 @@ def _store(
     actor: Actor,
     report_id: str,
     report: dict[str, Any],
+    purpose: str,
     findings: list[Any],
     slots: Mapping[str, Slot],
     links: Mapping[int, Any],
+    baseline_ids: Mapping[int, int],
     gz: bytes,
-    target_s: float,
+    target_s: float | None,
 ) -> tuple[BurnInRun, bool]:
     locked = Server.objects.select_for_update(of=("self",)).select_related("order").get(pk=server.pk)
     # A concurrent post of the same report waited for the lock above: it now finds the stored run.
     existing = _existing(report_id, locked)
     if existing is not None:
         return existing, False
-    if locked.status not in ACCEPTS_REPORTS:
-        raise _wrong_status(locked)
+    if locked.status not in ACCEPTS_BY_PURPOSE[purpose]:
+        raise _wrong_status(locked, purpose)
     # An install or removal may have come in since the first check: the binding is decided under the lock.
-    binding = bound_by(locked, report)
-    if locked.status == ServerStatus.ASSEMBLED:
+    binding = bound_by(locked, report, purpose)
+    if purpose == ReportPurpose.BURN_IN and locked.status == ServerStatus.ASSEMBLED:
         locked = server_transition(
             server=locked,
             actor=actor,
@@ -258,6 +434,11 @@ def _store(
         result = RunResult.PASS
     run = BurnInRun(
         server=locked,
+        purpose=purpose,
+        # A post-repair run that passed re-commissions the server: the baseline of the GPUs it brought in.
+        accepted_at=timezone.now()
+        if purpose == ReportPurpose.POST_REPAIR and result == RunResult.PASS
+        else None,
         report_id=report_id,
         probe_version=_text(probe["version"], "$.probe.version", 32),
         schema_version=_text(report["schema_version"], "$.schema_version", 16),
@@ -284,9 +465,10 @@ def _store(
         )
         for position, stage in enumerate(stages)
     )
-    GpuResult.objects.bulk_create(_gpu_results(run, report, slots, links))
+    GpuResult.objects.bulk_create(_gpu_results(run, report, slots, links, baseline_ids))
     BmcEvent.objects.bulk_create(_bmc_events(run, report))
-    _link_explained(Finding.objects.bulk_create(_findings(run, findings)), findings)
+    rows = Finding.objects.bulk_create(_findings(run, findings))
+    _link_explained(rows, findings)
     samples = store_samples(run, report)
     store_rollup(run)
 
@@ -297,13 +479,17 @@ def _store(
         obj=locked,
         after={
             "run": run.pk,
+            "purpose": purpose,
             "report_id": report_id,
             "result": result,
             "findings": counts,
             "samples": samples,
         },
-        note=f"Burn-in report {report_id[:12]}: {result}.",
+        note=f"{ReportPurpose(purpose).label} report {report_id[:12]}: {result}.",
     )
+    drifted = [row for row in rows if row.severity == Severity.FAIL and row.code.startswith(DRIFT_PREFIX)]
+    if drifted:
+        drift_failed.send(sender=BurnInRun, run=run, findings=drifted, actor=actor)
     return run, True
 
 
@@ -317,7 +503,11 @@ def _h2d_gbps(bench: Mapping[str, Any] | None) -> float | None:
 
 
 def _gpu_results(
-    run: BurnInRun, report: Mapping[str, Any], slots: Mapping[str, Slot], links: Mapping[int, Any]
+    run: BurnInRun,
+    report: Mapping[str, Any],
+    slots: Mapping[str, Slot],
+    links: Mapping[int, Any],
+    baseline_ids: Mapping[int, int],
 ) -> Iterator[GpuResult]:
     for i, gpu in enumerate(report["gpus"]):
         path = f"$.gpus[{i}]"
@@ -349,6 +539,7 @@ def _gpu_results(
             matmuls=burn.get("matmuls_checked"),
             mismatches=burn.get("mismatches"),
             nans=burn.get("nans"),
+            baseline_id=baseline_ids.get(gpu["index"]),
         )
 
 
@@ -383,8 +574,15 @@ def _findings(run: BurnInRun, findings: Iterable[Any]) -> Iterator[Finding]:
             message=finding.message,
             params=finding.params,
             evidence=finding.evidence,
-            rule_version=analysis.RULES_VERSION,
+            rule_version=finding_rules_version(finding.code),
         )
+
+
+def finding_rules_version(code: str) -> str:
+    """The rules that made a finding: the drift rules' version for a drift, the analysis' otherwise."""
+    if code.startswith(DRIFT_PREFIX):
+        return str(drift.DRIFT_RULES_VERSION)
+    return analysis.RULES_VERSION
 
 
 def _link_explained(rows: list[Finding], findings: list[Any]) -> None:

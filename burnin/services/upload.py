@@ -176,8 +176,8 @@ def _without_comments(node: Any) -> Any:
 # largest 4U servers, 16 in a DGX-2); each of the 5 stages once; at most 604,800 samples per GPU (7 days
 # at 1 s; the probe samples every 10 s by default, an order's burn-in is 72 h by default); at most 64 EDAC
 # memory controllers and 64 DIMMs per controller (a two-socket server has at most 48 DIMM slots). They
-# narrow input no server produces, so the schema version stays 1.0.0. Read from the schema here, the
-# cheap checks and the validator cannot disagree.
+# narrow input no server produces, so they came without a version bump (1.1.0 added `purpose`). Read from
+# the schema here, the cheap checks and the validator cannot disagree.
 _PROPERTIES = _SCHEMA["properties"]
 MAX_GPUS: int = _PROPERTIES["gpus"]["maxItems"]
 MAX_STAGES: int = _PROPERTIES["stages"]["maxItems"]

@@ -52,12 +52,13 @@ def pm_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
 @pm_required
 @require_GET
 def pipeline_page(request: HttpRequest) -> HttpResponse:
-    """Orders and servers by stage with their counts and what blocks each one's next step, and the queues
-    of work waiting for a PM."""
+    """Orders and servers by stage with their counts and what blocks each one's next step, the queues
+    of work waiting for a PM, and the servers' health after the handover (open drift, field checks due)."""
     context = {
         "orders": pm.order_board(),
         "servers": pm.server_board(),
         "queues": pm.queues(),
+        "field_health": pm.field_health(),
         "column_limit": pm.COLUMN_LIMIT,
     }
     return TemplateResponse(request, "pm/pipeline.html", context)

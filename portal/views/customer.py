@@ -23,6 +23,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from builds.choices import ServerStatus
 from builds.models import Server
+from burnin.health import health_history, health_panel
 from orders.choices import OrderStatus
 from orders.models import Order
 from portal import selectors
@@ -253,6 +254,21 @@ def _burnin(server: Server) -> dict[str, Any] | None:
     )
 
 
+def _health(server: Server) -> dict[str, Any] | None:
+    panel = health_panel(health_history(server))
+    if panel is None:
+        return None
+    return row(
+        "server.health",
+        **{
+            **panel,
+            "runs": [row("server.health_run", **run) for run in panel["runs"]],
+            "gpus": [row("server.health_gpu", **gpu) for gpu in panel["gpus"]],
+            "newest_findings": [row("server.health_finding", **f) for f in panel["newest_findings"]],
+        },
+    )
+
+
 def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
     """Everything the server page shows. The warranty and documents areas add their keys (and
     `show_warranty` / `show_documents`), and the template then includes "portal/_server_warranty.html" /
@@ -294,6 +310,7 @@ def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
             for entry in selectors.blacklisted_connectors(server)
         ],
         "burnin": _burnin(server),
+        "health": _health(server),
         "placement": None
         if placement is None
         else row(

@@ -14,12 +14,13 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
 
 from builds.models import Server
+from burnin.models import Finding
 from portal.customer import pager, row
 from portal.views.access import customer_required
 from warranty.choices import CLAIM_OPEN, ClaimStatus, RecordKind
@@ -69,6 +70,33 @@ def _lineage(record: WarrantyRecord | None) -> dict[str, Any] | None:
     return row("warranty.lineage", serial=record.serial, url=_record_url(record.pk))
 
 
+def _figure(value: Any, unit: Any) -> str | None:
+    """A drift finding's baseline or new figure in the reader's language (decimal comma in German): a
+    number with its unit, or a link as the probe names it ("Gen4 x16"). None for what has no short form
+    (the analysis' codes, a missing card's whole baseline): the finding's sentence says it."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        number = formats.number_format(value, decimal_pos=None if float(value).is_integer() else 1)
+        return f"{number} {unit}" if unit else str(number)
+    return value if isinstance(value, str) else None
+
+
+def _drift(finding: Finding | None) -> dict[str, Any] | None:
+    """What a customer reads of the drift finding a claim was drafted from (None: filed by a person)."""
+    if finding is None:
+        return None
+    evidence = finding.evidence if isinstance(finding.evidence, dict) else {}
+    return row(
+        "warranty.drift",
+        subject=finding.subject_text,
+        text=finding.text,
+        run_date=finding.run.started_at,
+        baseline=_figure(evidence.get("baseline"), evidence.get("unit")),
+        value=_figure(evidence.get("value"), evidence.get("unit")),
+    )
+
+
 def _claim_rows(claims: list[WarrantyClaim]) -> list[dict[str, Any]]:
     # Not who opened it (a login name) nor the notes of its transitions (the PM's, in the audit trail):
     # the decision note is the one text of the builder's a customer reads.
@@ -82,6 +110,7 @@ def _claim_rows(claims: list[WarrantyClaim]) -> list[dict[str, Any]]:
             description=claim.description,
             decision_note=claim.decision_note,
             replacement=_lineage(claim.replacement_record),
+            drift=_drift(claim.finding),
         )
         for claim in claims
     ]
@@ -138,7 +167,9 @@ class WarrantyRecordView(View):
 
     def render(self, request: HttpRequest, record: WarrantyRecord, form: ClaimForm, status: int = 200) -> Any:
         today = timezone.localdate()
-        claims = list(claims_of(user=request.user, record=record).select_related("replacement_record"))
+        claims = list(
+            claims_of(user=request.user, record=record).select_related("replacement_record", "finding__run")
+        )
         # `replaced_by` is the reverse side of a one-to-one: absent, reading it raises.
         replaced_by = getattr(record, "replaced_by", None)
         context = {

@@ -98,3 +98,16 @@ def run_probe(
         timeout=timeout,
         input=stdin,
     )
+
+
+def add_fake_ipmitool(env: dict[str, str], sel_file: Path) -> Path:
+    """Put a fake ``ipmitool`` (tests/probe/fake_ipmitool.py) serving ``sel_file`` on ``env``'s PATH."""
+    bin_dir = Path(env["PATH"].split(os.pathsep)[0])
+    script = bin_dir / "ipmitool"
+    script.write_text(
+        f"#!{sys.executable}\nimport runpy, sys\nsys.argv[0] = 'ipmitool'\n"
+        f"runpy.run_path({str(Path(__file__).with_name('fake_ipmitool.py'))!r}, run_name='__main__')\n"
+    )
+    script.chmod(0o755)
+    env["FAKE_IPMITOOL_SEL"] = str(sel_file)
+    return script

@@ -50,7 +50,7 @@ def test_burnin_with_fake_nvidia_smi_writes_valid_report(
     assert proc.returncode == 0, proc.stderr
     report = json.loads(out.read_text())
     _assert_valid(report)
-    assert report["schema"] == "gpu-burnin-report" and report["schema_version"] == "1.0.0"
+    assert report["schema"] == "gpu-burnin-report" and report["schema_version"] == "1.1.0"
     assert report["params"]["duration_s"] == 5.0 and report["params"]["interval_s"] == 1.0
 
     # The load stages are skipped, with the reason, because torch and cupy cannot be imported.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-COMMANDS = ["inspect", "parse-xml", "parse-sel", "burnin", "validate", "upload"]
+COMMANDS = ["inspect", "parse-xml", "parse-sel", "burnin", "field-check", "validate", "upload"]
 
 
 def test_top_level_help_lists_the_commands(run_probe) -> None:

@@ -127,7 +127,7 @@ def test_validate_cli(tmp_path: Path, sample_report: dict, run_probe) -> None:
     good = tmp_path / "good.json"
     good.write_text(json.dumps(sample_report))
     proc = run_probe(["validate", str(good)])
-    assert proc.returncode == 0 and proc.stdout.strip() == f"{good}: valid (gpu-burnin-report 1.0.0)"
+    assert proc.returncode == 0 and proc.stdout.strip() == f"{good}: valid (gpu-burnin-report 1.1.0)"
 
     bad = copy.deepcopy(sample_report)
     bad["gpus"][0]["pcie"]["idle"]["width"] = "16"
@@ -157,7 +157,8 @@ def test_schema_is_package_data_and_well_formed() -> None:
     assert json.loads(SCHEMA_PATH.read_text()) == schema
     assert json.loads(resources.files("probe.schema").joinpath("report-v1.schema.json").read_text()) == schema
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["properties"]["schema_version"] == {"const": "1.0.0"}
+    assert schema["properties"]["schema_version"]["enum"] == ["1.0.0", "1.1.0"]
+    assert schema["properties"]["purpose"]["enum"] == ["burn_in", "field_check", "post_repair"]
     jsonschema.Draft202012Validator.check_schema(schema)
     check_keywords(schema)  # every keyword used is implemented by probe.validate
     assert load_schema() is not load_schema()  # callers get their own copy

@@ -9,10 +9,12 @@ The `world` and `handed` fixtures live here beside their helpers; tests/warranty
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.core import mail
+from django.utils import timezone
 
 from builds.choices import ServerStatus
 from builds.models import Server
@@ -51,6 +53,20 @@ def ready_pack(server: Server) -> HandoverPack:
         zip=f"handover/{server.asset_tag}/r1-en/pack.zip",
         zip_sha256="b" * 64,
     )
+
+
+def recommission(server: Server, component: Component, *, result: str = "pass") -> Any:
+    """A post-repair run of `server` uploaded now that measured `component` (a replacement GPU), as the
+    ingest would leave it: what a claim whose replacement is a GPU needs before it closes."""
+    from burnin.models import GpuResult
+    from tests.factories import make_burnin_run_row
+
+    now = timezone.now()
+    run = make_burnin_run_row(
+        server, started_at=now - timedelta(hours=2), ended_at=now, result=result, purpose="post_repair"
+    )
+    GpuResult.objects.create(run=run, index=0, serial=component.serial, component=component)
+    return run
 
 
 def deploy(*servers: Server) -> None:

@@ -7,7 +7,7 @@ import pytest
 from builds.choices import ServerStatus
 from tests.builds.bench_rig import GPUS_L1
 from tests.tenants_rig import api_client
-from tests.warranty.handover_rig import INSTALLED, SPARE_GPU, ready_pack
+from tests.warranty.handover_rig import INSTALLED, SPARE_GPU, ready_pack, recommission
 from warranty.models import WarrantyRecord
 
 pytestmark = pytest.mark.django_db
@@ -48,6 +48,7 @@ def test_claim_path_through_the_api(handed):
     spare = handed.component(SPARE_GPU)
     shipped = pm.post(f"{url}/ship-replacement/", {"component": spare.pk, "note": "UPS"}, format="json")
     assert shipped.status_code == 200, shipped.json()
+    recommission(handed.server, spare)  # a GPU: the claim closes once the new card passed post-repair
     assert pm.post(f"{url}/close/", {}, format="json").json()["status"] == "closed"
     new = a.get("/api/v1/warranty/records/", {"serial": SPARE_GPU}).json()["results"][0]
     old = a.get(f"/api/v1/warranty/records/{record.pk}/").json()

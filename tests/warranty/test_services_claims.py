@@ -11,7 +11,7 @@ from django.utils import timezone
 from builds.models import Installation
 from inventory.choices import ComponentStatus
 from tests.builds.bench_rig import GPUS_L1
-from tests.warranty.handover_rig import SPARE_GPU
+from tests.warranty.handover_rig import SPARE_GPU, recommission
 from warranty.choices import ClaimStatus, RecordKind
 from warranty.models import WarrantyClaim, WarrantyRecord, WarrantyRegistration
 from warranty.services import (
@@ -47,6 +47,7 @@ def test_full_claim_path_with_replacement_keeps_lineage_both_ways(handed):
     spare = handed.component(SPARE_GPU)
     claim = claim_ship_replacement(claim=claim, actor=handed.t.pm, component=spare, note="DHL 1234")
     assert claim.status == ClaimStatus.REPLACEMENT_SHIPPED
+    recommission(handed.server, spare)  # a GPU: the claim closes once the new card passed post-repair
     claim = claim_close(claim=claim, actor=handed.t.pm)
     assert claim.status == ClaimStatus.CLOSED
 

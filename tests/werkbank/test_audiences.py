@@ -240,7 +240,7 @@ TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     "warranty-claim-detail": _customer_row(WARRANTY_CLAIM, internal={"opened_by"}),
     **{
         f"warranty-claim-{name}": SameAs("warranty-claim-detail")
-        for name in ("approve", "reject", "ship-replacement", "close")
+        for name in ("confirm", "dismiss", "approve", "reject", "ship-replacement", "close")
     },
     "handover-server-detail": _shared(HANDOVER_STATE, partner_lacks=set(), customer_lacks=set()),
     "handover-server-hand-over": SameAs("handover-server-detail"),

@@ -146,6 +146,8 @@ CLAIM_PATH = (
     "tests/warranty/test_services_claims.py::test_full_claim_path_with_replacement_keeps_lineage_both_ways"
 )
 EXPIRY = "tests/warranty/test_services_expiry.py::test_digest_sent_once_per_threshold_90_then_30"
+DRIFT_CLAIMS = "tests/warranty/test_services_drift_claims.py"
+DRIFT_DRAFT = f"{DRIFT_CLAIMS}::test_each_fail_drift_drafts_one_claim_on_its_cards_record_and_tells_the_pms"
 
 
 def exempt(reason: str) -> tuple[None, str]:
@@ -349,6 +351,12 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "burnin.services.ingest:platform_max_gen": exempt("a read: the platform's PCIe generation"),
     "burnin.services.ingest:expectations": exempt("a pure computation for the analysis"),
     "burnin.services.ingest:links": exempt("a pure computation for the analysis"),
+    "burnin.services.ingest:Compared": exempt("a data class: a run's drift against its baseline"),
+    "burnin.services.ingest:compare_with_baseline": exempt("a read and a pure computation: the drift"),
+    "burnin.services.ingest:finding_rules_version": exempt("a pure lookup: which rules made a finding"),
+    "burnin.services.ingest:may_post": exempt("a check: who may post which purpose (403)"),
+    "burnin.services.ingest:report_purpose": exempt("a pure read of the report"),
+    "burnin.services.ingest:slot_order_components": exempt("a read: serial-less cards by slot order"),
     "burnin.services.upload:report_id_of": exempt("a pure hash of a report"),
     "burnin.services.ingest:zlib_gzip": exempt("a pure compression helper"),
     "burnin.services.samples:report_time": exempt("a pure parse of a timestamp"),
@@ -414,6 +422,16 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "warranty.services:claim_reject": (
         ("warranty.claim_reject",),
         "tests/warranty/test_services_claims.py::test_one_claim_in_progress_per_record",
+    ),
+    "warranty.services:claim_draft_from_finding": (("warranty.claim_draft",), DRIFT_DRAFT),
+    "warranty.services:claim_draft_notice_send": (("warranty.claim_draft_notice",), DRIFT_DRAFT),
+    "warranty.services:claim_confirm": (
+        ("warranty.claim_confirm",),
+        f"{DRIFT_CLAIMS}::test_a_pm_confirms_a_draft_with_a_reason_and_it_goes_on_as_a_claim",
+    ),
+    "warranty.services:claim_dismiss": (
+        ("warranty.claim_dismiss",),
+        f"{DRIFT_CLAIMS}::test_a_pm_dismisses_a_draft_with_the_reason_the_customer_reads",
     ),
     "warranty.services:expiry_notice_send": (("warranty.expiry_notice",), EXPIRY),
     "warranty.services:expiry_notify": (("warranty.expiry_notice",), EXPIRY),

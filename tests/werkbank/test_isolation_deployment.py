@@ -241,6 +241,8 @@ WARRANTY_CASES: dict[str, Callable[[World], None]] = {
     "warranty-registration-detail": _warranty_detail("registrations", "registration"),
     "warranty-claim-list": warranty_claim_list,
     "warranty-claim-detail": _warranty_detail("claims", "claim"),
+    "warranty-claim-confirm": _warranty_claim_action("confirm", {"note": "x"}),
+    "warranty-claim-dismiss": _warranty_claim_action("dismiss", {"note": "x"}),
     "warranty-claim-approve": _warranty_claim_action("approve", {"note": "x"}),
     "warranty-claim-reject": _warranty_claim_action("reject", {"note": "x"}),
     "warranty-claim-ship-replacement": _warranty_claim_action("ship-replacement", {"component": 1}),

@@ -90,6 +90,7 @@ class WarrantyClaimSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "description",
             "decision_note",
             "replacement_record",
+            "finding",
             "opened_by",
             "created_at",
             "updated_at",
@@ -109,6 +110,15 @@ class ClaimNoteSerializer(serializers.Serializer):
 
 class ClaimRejectSerializer(serializers.Serializer):
     note = serializers.CharField(max_length=5000, help_text="Why: the customer reads it.")
+
+
+class ClaimDraftDecisionSerializer(serializers.Serializer):
+    """A PM's decision on a claim drafted from a drift finding: confirm or dismiss, always with a reason."""
+
+    note = serializers.CharField(
+        max_length=5000,
+        help_text="Why: confirming, the PM's reason (audited); dismissing, the reason the customer reads.",
+    )
 
 
 class ShipReplacementSerializer(serializers.Serializer):

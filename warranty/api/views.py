@@ -20,6 +20,7 @@ from builds.api.views import ServerStateViewSet
 from builds.choices import ServerStatus
 from builds.models import Server
 from warranty.api.serializers import (
+    ClaimDraftDecisionSerializer,
     ClaimNoteSerializer,
     ClaimOpenSerializer,
     ClaimRejectSerializer,
@@ -36,6 +37,8 @@ from warranty.selectors import hand_over_missing
 from warranty.services import (
     claim_approve,
     claim_close,
+    claim_confirm,
+    claim_dismiss,
     claim_open,
     claim_reject,
     claim_ship_replacement,
@@ -73,7 +76,8 @@ class WarrantyClaimViewSet(
     VisibleToMixin, mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin,
     viewsets.GenericViewSet,
 ):  # fmt: skip
-    """Claims (RMA): open → approved or rejected → replacement_shipped → closed, one POST per step."""
+    """Claims (RMA): open → approved or rejected → replacement_shipped → closed, one POST per step; a claim
+    drafted from a drift finding is confirmed (→ open) or dismissed first."""
 
     queryset = WarrantyClaim.objects.select_related("record", "opened_by")
     # A customer files claims too: the record's lookup answers 404 to whoever does not see it, and the
@@ -119,6 +123,28 @@ class WarrantyClaimViewSet(
         return self._answer(service(claim=claim, actor=request.user, **payload.validated_data))
 
     @extend_schema(
+        request=ClaimDraftDecisionSerializer,
+        responses={200: WarrantyClaimSerializer, 409: CONFLICT},
+        summary="draft → open: a claim drafted from a drift finding is a fault (PMs only, with a reason).",
+    )
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
+    def confirm(self, request: Request, pk: str | None = None) -> Response:
+        return self._decide(
+            request, ClaimDraftDecisionSerializer, claim_confirm, "Only project managers confirm claims."
+        )
+
+    @extend_schema(
+        request=ClaimDraftDecisionSerializer,
+        responses={200: WarrantyClaimSerializer, 409: CONFLICT},
+        summary="draft → dismissed, with the reason the customer reads (PMs only).",
+    )
+    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
+    def dismiss(self, request: Request, pk: str | None = None) -> Response:
+        return self._decide(
+            request, ClaimDraftDecisionSerializer, claim_dismiss, "Only project managers dismiss claims."
+        )
+
+    @extend_schema(
         request=ClaimNoteSerializer,
         responses={200: WarrantyClaimSerializer, 409: CONFLICT},
         summary="open → approved (PMs only).",
@@ -157,7 +183,8 @@ class WarrantyClaimViewSet(
     @extend_schema(
         request=ClaimNoteSerializer,
         responses={200: WarrantyClaimSerializer, 409: CONFLICT},
-        summary="replacement_shipped → closed (PMs only).",
+        summary="replacement_shipped → closed (PMs only); after a GPU swap only once a passing post-repair "
+        "run measured the new card (409 `post_repair_missing`).",
     )
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
     def close(self, request: Request, pk: str | None = None) -> Response:

@@ -3,13 +3,18 @@
 Every service is atomic, locks what it changes, and writes an audit event in the same transaction. Callers
 import from this package; the modules are `registrations` (the warranty registered in the customer's name
 at allocation), `records` (one record per serial at handover), `handover` (a server to its customer, and
-the order that closes with its last server), `claims` (RMA with replacement lineage), `expiry` (the
-daily digests) and `packs` (handover packs: the PDF and ZIP rendered by a Celery task).
+the order that closes with its last server), `claims` (RMA with replacement lineage, and the drafts a drift
+finding makes), `expiry` (the daily digests) and `packs` (handover packs: the PDF and ZIP rendered by a
+Celery task).
 """
 
 from warranty.services.claims import (
     claim_approve,
     claim_close,
+    claim_confirm,
+    claim_dismiss,
+    claim_draft_from_finding,
+    claim_draft_notice_send,
     claim_open,
     claim_reject,
     claim_ship_replacement,
@@ -23,6 +28,10 @@ from warranty.services.registrations import registrations_record
 __all__ = [
     "claim_approve",
     "claim_close",
+    "claim_confirm",
+    "claim_dismiss",
+    "claim_draft_from_finding",
+    "claim_draft_notice_send",
     "claim_open",
     "claim_reject",
     "claim_ship_replacement",
