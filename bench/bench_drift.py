@@ -124,10 +124,10 @@ def _drift(server: Server, burn_in: dict[str, Any]) -> None:
     slots = ingest.installed_slots(server)
     expected = ingest.expectations(report, slots, ingest.platform_max_gen(server), target_s=None)
     findings = analysis.analyze(report, expectations=expected)
-    links = ingest.links(report, expected)
+    results = list(ingest.gpu_results(report, slots, ingest.links(report, expected)))
 
     def compare() -> Any:
-        return ingest.compare_with_baseline(server, report, findings, slots, links)
+        return ingest.compare_with_baseline(server, report, findings, results)
 
     compared = compare()
     failed = [f for f in compared.findings if f.severity == "fail"]

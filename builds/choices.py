@@ -52,6 +52,9 @@ AT_LEAST_ASSEMBLED = frozenset(
         ServerStatus.HANDED_OVER,
     }
 )
+#: Statuses of a server that has been deployed, whatever happened since: it stands in its rack, in service
+#: (deployment places it; burnin takes its field checks and post-repair runs only then).
+DEPLOYED_OR_LATER = frozenset({ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})
 #: Statuses in which the partner may change what is installed.
 BENCH_OPEN = frozenset({ServerStatus.PLANNED, ServerStatus.ASSEMBLING, ServerStatus.BURN_IN_FAILED})
 

@@ -24,9 +24,10 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from builds.choices import ServerStatus
+from builds.choices import DEPLOYED_OR_LATER, ServerStatus
 from builds.models import Server
 from builds.panels import Panel, register_panel
+from burnin.analysis.drift import DRIFT_PREFIX
 from burnin.choices import COMPARED_PURPOSES, ReportPurpose, Severity
 from burnin.hardware import gpu_key, has_serial
 from burnin.models import BurnInRun, Finding, GpuResult
@@ -34,9 +35,6 @@ from werkbank.types import Actor
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
-
-#: Drift findings start with this (burnin.analysis.drift's codes).
-DRIFT_PREFIX = "drift_"
 
 #: What the history reads of a drift finding: its sentence (`Finding.text`), its GPU and whether it counts.
 FINDING_FIELDS = (
@@ -156,18 +154,15 @@ def _fallen(codes: set[str]) -> frozenset[str]:
     )
 
 
-#: A field check or post-repair report is taken only from a server in one of these statuses (the ingest's
-#: rule), and a server never leaves them: before them there is no history to show.
-IN_SERVICE = frozenset({ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})
-
-
 def health_history(server: Server, *, now: datetime | None = None) -> HealthHistory:
     """The server's runs and, per GPU, its baseline and field figures. Three queries, however many runs;
     one where the section is not shown (no field or post-repair run, not handed over), none before the
     server is deployed."""
     handed_over = server.status == ServerStatus.HANDED_OVER
     runs: list[tuple[Any, ...]] = []
-    if server.status in IN_SERVICE:
+    # A field check or post-repair report is taken only once the server is deployed (the ingest's rule),
+    # and a server never leaves these statuses: before them there is no history to show.
+    if server.status in DEPLOYED_OR_LATER:
         runs = list(
             BurnInRun.objects.filter(server=server)
             .order_by("started_at", "id")

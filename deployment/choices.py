@@ -3,6 +3,7 @@
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from builds import choices as builds_choices
 from builds.choices import ServerStatus
 
 
@@ -47,5 +48,5 @@ PLACEMENT_OPEN = frozenset(
         ServerStatus.BURN_IN_FAILED,
     }
 )
-#: Statuses of a server that has been deployed, whatever happened since.
-DEPLOYED_OR_LATER = frozenset({ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})
+#: Statuses of a server that has been deployed, whatever happened since (builds owns the group).
+DEPLOYED_OR_LATER = builds_choices.DEPLOYED_OR_LATER

@@ -21,9 +21,10 @@ from django.utils.translation import gettext_lazy as _
 from builds.choices import ServerStatus
 from builds.gates import next_steps
 from builds.models import Server
+from burnin.analysis.drift import DRIFT_PREFIX
 from burnin.choices import COMPARED_PURPOSES, ReportPurpose, Severity
 from burnin.gates import STAGE_INCOMPLETE, judged_runs
-from burnin.health import DRIFT_PREFIX, max_age_days
+from burnin.health import max_age_days
 from burnin.models import BurnInRun, Finding
 from inventory.models import BatchLot, PurchaseOrder
 from orders.choices import OrderStatus
@@ -279,12 +280,12 @@ class FieldHealth:
         return max(self.due_count - len(self.due), 0)
 
 
+#: A drift fault no PM has waived: what keeps a server on the "open drift" list.
+OPEN_DRIFT = Q(code__startswith=DRIFT_PREFIX, severity=Severity.FAIL, waived_at__isnull=True)
+
+
 def _open_drift(run: Any) -> Exists:
-    return Exists(
-        Finding.objects.filter(
-            run=run, code__startswith=DRIFT_PREFIX, severity=Severity.FAIL, waived_at__isnull=True
-        )
-    )
+    return Exists(Finding.objects.filter(OPEN_DRIFT, run=run))
 
 
 def field_health(*, now: datetime | None = None) -> FieldHealth:
@@ -309,12 +310,9 @@ def field_health(*, now: datetime | None = None) -> FieldHealth:
     runs = list(drifting[:QUEUE_LIMIT])
     by_run: dict[int, list[Finding]] = {run.pk: [] for run in runs}
     if runs:
-        for finding in Finding.objects.filter(
-            run_id__in=list(by_run),
-            code__startswith=DRIFT_PREFIX,
-            severity=Severity.FAIL,
-            waived_at__isnull=True,
-        ).order_by("run_id", "gpu_index", "pk"):
+        for finding in Finding.objects.filter(OPEN_DRIFT, run_id__in=list(by_run)).order_by(
+            "run_id", "gpu_index", "pk"
+        ):
             by_run[finding.run_id].append(finding)
     cutoff = now - timedelta(days=days)
     due = (

@@ -24,7 +24,11 @@ from burnin.analysis.common import and_join, deg, link_text, rounded
 from burnin.analysis.context import Finding
 from burnin.rules import DRIFT, DRIFT_RULES_VERSION, DriftThresholds
 
-__all__ = ["CODE_WORDS", "DRIFT_RULES_VERSION", "GpuFigures", "compare"]
+__all__ = ["CODE_WORDS", "DRIFT_PREFIX", "DRIFT_RULES_VERSION", "GpuFigures", "compare"]
+
+#: Every drift finding's code starts so: how the ingest, the pages and the claims tell a drift from the
+#: ordinary rules' findings on the same run.
+DRIFT_PREFIX = "drift_"
 
 _RANK = {"fail": 0, "warn": 1, "info": 2}
 

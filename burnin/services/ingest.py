@@ -45,12 +45,13 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from builds.choices import ConnectorKind, ServerStatus
+from builds.choices import DEPLOYED_OR_LATER, ConnectorKind, ServerStatus
 from builds.models import Server
 from builds.services import server_transition
 from burnin import analysis
 from burnin.analysis import drift
 from burnin.analysis.context import build_context
+from burnin.analysis.drift import DRIFT_PREFIX
 from burnin.analysis.duration import full_load_seconds
 from burnin.baselines import baselines
 from burnin.choices import COMPARED_PURPOSES, ReportPurpose, RunResult, Severity, StageStatus
@@ -79,13 +80,12 @@ from werkbank.types import Actor
 #: Servers in these statuses take a burn-in report; an `assembled` one is moved to `burn_in` by it.
 ACCEPTS_REPORTS = frozenset({ServerStatus.ASSEMBLED, ServerStatus.BURN_IN})
 #: ...and a field check or post-repair run: after the burn-in gate, once the server stands in its rack.
-IN_SERVICE = frozenset({ServerStatus.DEPLOYED, ServerStatus.HANDED_OVER})
 ACCEPTS_BY_PURPOSE: dict[str, frozenset[str]] = {
     ReportPurpose.BURN_IN: ACCEPTS_REPORTS,
-    ReportPurpose.FIELD_CHECK: IN_SERVICE,
-    ReportPurpose.POST_REPAIR: IN_SERVICE,
+    ReportPurpose.FIELD_CHECK: DEPLOYED_OR_LATER,
+    ReportPurpose.POST_REPAIR: DEPLOYED_OR_LATER,
 }
-ACCEPTS_ANY = ACCEPTS_REPORTS | IN_SERVICE
+ACCEPTS_ANY = ACCEPTS_REPORTS | DEPLOYED_OR_LATER
 #: Connector kinds a GPU sits in: their PCIe generation and lanes are what the slot can give it.
 GPU_CONNECTORS = frozenset({ConnectorKind.PCIE_SLOT, ConnectorKind.RISER_PORT})
 
@@ -192,11 +192,10 @@ def report_ingest(
     target_s = promised_burnin_s(server) if purpose == ReportPurpose.BURN_IN else None
     expected = expectations(report, slots, platform_max_gen(server), target_s=target_s)
     findings = analysis.analyze(report, expectations=expected)
-    gpu_links = links(report, expected)
+    # The GPU results as they will be stored (their run is set there): the drift compares these figures.
+    results = list(gpu_results(report, slots, links(report, expected)))
     compared = (
-        compare_with_baseline(server, report, findings, slots, gpu_links)
-        if purpose in COMPARED_PURPOSES
-        else None
+        compare_with_baseline(server, report, findings, results) if purpose in COMPARED_PURPOSES else None
     )
     try:
         return _store(
@@ -206,8 +205,7 @@ def report_ingest(
             report=report,
             purpose=purpose,
             findings=findings + (compared.findings if compared else []),
-            slots=slots,
-            links=gpu_links,
+            results=results,
             baseline_ids=compared.baseline_ids if compared else {},
             gz=gz if gz is not None else zlib_gzip(raw),
             target_s=target_s,
@@ -242,10 +240,6 @@ def may_post(*, server: Server, actor: Actor, purpose: str) -> None:
         f"Customers post field checks only (purpose field_check); a {purpose} report of {server.asset_tag} "
         "is posted by its assembly partner or a project manager."
     )
-
-
-#: The drift rules' codes begin so (`burnin.analysis.drift`); a `fail` among them opens a claim upstream.
-DRIFT_PREFIX = "drift_"
 
 
 @dataclass(frozen=True)
@@ -293,11 +287,11 @@ def compare_with_baseline(
     server: Server,
     report: Mapping[str, Any],
     findings: Sequence[Any],
-    slots: Mapping[str, Slot],
-    gpu_links: Mapping[int, Any],
+    results: Sequence[GpuResult],
 ) -> Compared:
     """The drift of a field check or post-repair run from the server's baseline (`burnin.baselines`),
-    GPU by GPU: its figures as the GPU results will store them, against each GPU's baseline result."""
+    GPU by GPU: its GPU results as they will be stored (`results`, not saved yet), against each GPU's
+    baseline result."""
     base = baselines(server)
     base_runs = {row.run_id for row in base.values()}
     base_findings = Finding.objects.filter(run_id__in=base_runs).exclude(severity=Severity.INFO)
@@ -312,9 +306,8 @@ def compare_with_baseline(
     by_slot = slot_order_components(server, report)
     current = []
     baseline_ids = {}
-    rows = _gpu_results(BurnInRun(), report, slots, gpu_links, {})
-    for gpu, row in zip(report["gpus"], rows, strict=True):
-        key = gpu_key(gpu["serial"], gpu["uuid"])
+    for row in results:
+        key = gpu_key(row.serial, row.uuid)
         current.append(_figures(row, codes.get(row.index, frozenset()), by_slot.get(row.index)))
         if key in base:
             baseline_ids[row.index] = base[key].pk
@@ -377,7 +370,7 @@ def _wrong_status(server: Server, purpose: str | None) -> RuleViolation:
     status = server.get_status_display().lower()
     if purpose == ReportPurpose.BURN_IN:
         rule = "a burn-in report is taken only while the server is assembled or in burn-in"
-        if server.status in IN_SERVICE:
+        if server.status in DEPLOYED_OR_LATER:
             rule += "; after the handover the probe posts a field check (python -m probe field-check)"
     elif purpose is not None:
         label = ReportPurpose(purpose).label.lower()
@@ -399,8 +392,7 @@ def _store(
     report: dict[str, Any],
     purpose: str,
     findings: list[Any],
-    slots: Mapping[str, Slot],
-    links: Mapping[int, Any],
+    results: list[GpuResult],
     baseline_ids: Mapping[int, int],
     gz: bytes,
     target_s: float | None,
@@ -465,7 +457,10 @@ def _store(
         )
         for position, stage in enumerate(stages)
     )
-    GpuResult.objects.bulk_create(_gpu_results(run, report, slots, links, baseline_ids))
+    for row in results:
+        row.run = run
+        row.baseline_id = baseline_ids.get(row.index)
+    GpuResult.objects.bulk_create(results)
     BmcEvent.objects.bulk_create(_bmc_events(run, report))
     rows = Finding.objects.bulk_create(_findings(run, findings))
     _link_explained(rows, findings)
@@ -502,13 +497,11 @@ def _h2d_gbps(bench: Mapping[str, Any] | None) -> float | None:
     return h2d["local"] if h2d["local"] is not None else h2d["default"]
 
 
-def _gpu_results(
-    run: BurnInRun,
-    report: Mapping[str, Any],
-    slots: Mapping[str, Slot],
-    links: Mapping[int, Any],
-    baseline_ids: Mapping[int, int],
+def gpu_results(
+    report: Mapping[str, Any], slots: Mapping[str, Slot], links: Mapping[int, Any]
 ) -> Iterator[GpuResult]:
+    """The report's GPU results, without their run (`_store` sets it), each linked to the installed
+    component its serial matched."""
     for i, gpu in enumerate(report["gpus"]):
         path = f"$.gpus[{i}]"
         slot = slots.get(normalize_serial(gpu["serial"])) if gpu["serial"] else None
@@ -516,7 +509,6 @@ def _gpu_results(
         bench = gpu.get("bench") or {}
         burn = gpu.get("burn") or {}
         yield GpuResult(
-            run=run,
             index=gpu["index"],
             serial=_text(gpu["serial"], f"{path}.serial", 64),
             uuid=_text(gpu["uuid"], f"{path}.uuid", 64),
@@ -539,7 +531,6 @@ def _gpu_results(
             matmuls=burn.get("matmuls_checked"),
             mismatches=burn.get("mismatches"),
             nans=burn.get("nans"),
-            baseline_id=baseline_ids.get(gpu["index"]),
         )
 
 

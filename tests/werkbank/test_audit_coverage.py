@@ -353,6 +353,7 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "burnin.services.ingest:links": exempt("a pure computation for the analysis"),
     "burnin.services.ingest:Compared": exempt("a data class: a run's drift against its baseline"),
     "burnin.services.ingest:compare_with_baseline": exempt("a read and a pure computation: the drift"),
+    "burnin.services.ingest:gpu_results": exempt("a pure computation: the report's GPU result rows"),
     "burnin.services.ingest:finding_rules_version": exempt("a pure lookup: which rules made a finding"),
     "burnin.services.ingest:may_post": exempt("a check: who may post which purpose (403)"),
     "burnin.services.ingest:report_purpose": exempt("a pure read of the report"),
