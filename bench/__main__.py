@@ -38,6 +38,7 @@ def main() -> int:
         bench_handover,
         bench_labels,
         bench_orders,
+        bench_quality,
         bench_receive,
         bench_scale,
         bench_search,
@@ -57,6 +58,9 @@ def main() -> int:
         "deployment": bench_deployment,
         "handover": bench_handover,
         "search": bench_search,
+        # The scale dataset without its telemetry samples, with failures added (the last but one: the flush
+        # after it removes a million rows).
+        "quality": bench_quality,
         # Last: it seeds three million rows, which the flush before the next bench would have to remove.
         "scale": bench_scale,
     }

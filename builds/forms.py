@@ -72,6 +72,11 @@ class RemoveForm(forms.Form):
         max_length=500,
         widget=forms.TextInput(attrs={"placeholder": _("Why it comes out")}),
     )
+    failed = forms.BooleanField(
+        label=_("Faulty: back to its supplier"),
+        required=False,
+        help_text=_("It leaves this server with status failed, for its supplier return."),
+    )
 
 
 class MoveForm(forms.Form):

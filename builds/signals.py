@@ -10,3 +10,9 @@ from django.dispatch import Signal
 #: name (seed 000: "vollständige Garantieunterlagen auf den Namen des Kunden"); the warranty app keeps it.
 #: sender=Server, server=<Server>, allocations=<list[Allocation]>, customer=<Organization>, actor=<user>
 components_allocated = Signal()
+
+#: A connector was blacklisted on the bench (seed 003: a connector that trains a card narrow stays unused
+#: for the machine's life); the warranty app attributes the failure to it. Sent inside the blacklisting's
+#: transaction, once (a connector is blacklisted at most once).
+#: sender=ConnectorBlacklist, blacklist=<ConnectorBlacklist>, actor=<user>
+connector_blacklisted = Signal()

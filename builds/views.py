@@ -30,6 +30,7 @@ from builds.drawing import connector_map_svg
 from builds.forms import BlacklistForm, MoveForm, RemoveForm, ScanForm, StepForm
 from builds.models import Connector, Installation, Server
 from builds.panels import server_panels
+from builds.proposals import bench_proposals
 from builds.steps import data_lines
 from werkbank.access import is_pm
 from werkbank.errors import DomainError, InvalidInput, RuleViolation, UnknownObject
@@ -229,6 +230,8 @@ class ServerPageMixin(BenchMixin):
                 }
                 for entry in selectors.blacklist_entries(server)
             ],
+            # Flagged connector positions of the layout (issue #29), registered by the apps above.
+            "blacklist_proposals": bench_proposals(server, cells),
             "steps": [
                 {
                     "step": step,
@@ -428,7 +431,10 @@ class RemoveView(_InstallationActionView):
 
     def change(self, form: forms.Form, installation: Installation) -> str:
         services.server_remove(
-            installation=installation, actor=self.request.user, reason=form.cleaned_data["reason"]
+            installation=installation,
+            actor=self.request.user,
+            reason=form.cleaned_data["reason"],
+            failed=form.cleaned_data["failed"],
         )
         return _("Removed %(serial)s from %(connector)s.") % {
             "serial": installation.component.serial,

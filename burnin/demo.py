@@ -6,8 +6,13 @@
   4 h 30 m and 4 h 01 m, and the `burn` stage interrupted by the workshop's power distribution after about
   20 hours of sustained mixed load, as the seed tells it: short of the 72 h the order promises
   (`burnin_too_short`). It stays in burn-in: the interrupted stage and the short run wait for a PM's decision.
-- The first server of the Vastfleet fleet (8× RTX 5090 on a Gen5 platform): a clean 72 h run that passes, and
-  the PM passes it. GeForce cards report no serial, so the run binds its cards by UUID.
+- The first server of the Vastfleet fleet (8× RTX 5090 on a Gen5 platform): its first 72 h run, five days
+  earlier, failed: GPU 2 with uncorrectable ECC errors in its memory, GPU 5 with compute errors and Xid 13.
+  The PM failed the gate; on the bench the partner took both cards out as faulty (for their supplier return)
+  and put in two of the order's spares (another lot: a PM's override of the same-lot rule). The second run is
+  clean, and the PM passes it. Those two cards and the claim its customer files later on a third card of the
+  same lot are the fleet's flagged lot (3 of 8 failed; pm.quality). GeForce cards report no serial, so the
+  runs bind their cards by UUID (the swapped cards' UUIDs differ between the runs).
 
 Both reports are the seed 003 report of the test fixtures (written by the probe's own code, see
 `tests/fixtures/burnin/make_seed003_report.py`), with the demo server's serials and hostname and the figures
@@ -18,18 +23,27 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
-from builds.choices import ServerStatus
+from builds.choices import ConnectorKind, ServerStatus
 from builds.models import Installation, Server
+from builds.services import (
+    server_allocate,
+    server_install,
+    server_mark_assembled,
+    server_remove,
+    server_start_assembly,
+)
 from burnin.analysis.common import iso, parse_time
 from burnin.models import BurnInRun
-from burnin.services.gate import server_pass_burnin
+from burnin.services.gate import server_fail_burnin, server_pass_burnin
 from burnin.services.ingest import report_ingest
-from inventory.choices import PartCategory
+from inventory.choices import ComponentStatus, PartCategory
+from inventory.models import Component
 from orders.choices import OrderStatus
 from orders.services import order_start_burn_in
 from werkbank.demo_context import DemoContext
@@ -65,6 +79,8 @@ def seed(context: DemoContext) -> None:
             continue
         if server.status not in (ServerStatus.ASSEMBLED, ServerStatus.BURN_IN):
             continue
+        if passes:
+            _failed_first_run(server, pm, base)
         report_ingest(server=server, actor=pm, raw=json.dumps(report).encode())
         context.created += 1
         if passes:
@@ -79,6 +95,82 @@ def seed(context: DemoContext) -> None:
         context.orders[order.customer.name] = order_start_burn_in(
             order=order, actor=pm, note="The machine is assembled; its 72 h burn-in is running"
         )
+
+
+#: The fleet server's first run: which cards failed and how (burnin.analysis.compute's ECC and compute rules).
+FAILED_GPUS = {2: "uncorrectable ECC errors in its memory", 5: "compute errors and Xid 13 under load"}
+#: How long before the clean run the failed one started.
+FIRST_RUN_EARLIER = timedelta(days=5)
+
+
+def _failed_first_run(server: Server, pm: Any, base: dict[str, Any]) -> None:
+    """The fleet server's first burn-in, failed by two cards; the gate failed, and the bench's rework: both
+    cards out as faulty, two of the order's spares in."""
+    report = _earlier(_fleet_report(base, server), FIRST_RUN_EARLIER)
+    for gpu in report["gpus"]:
+        if gpu["index"] not in FAILED_GPUS:
+            continue
+        gpu["uuid"] = gpu["uuid"][:-12] + f"{0xDEAD00 + gpu['index']:012d}"  # the card that came out
+        if gpu["index"] == 2:
+            gpu["ecc"].update(mode="Enabled")
+            gpu["ecc"]["end"].update(unc_total=3, dram_unc=3)
+        else:
+            gpu["burn"].update(mismatches=41, xids=[13])
+    report_ingest(server=server, actor=pm, raw=json.dumps(report).encode())
+    reason = "GPU 2: uncorrectable ECC errors; GPU 5: compute errors and Xid 13. Both cards go back."
+    server = server_fail_burnin(server=server, actor=pm, reason=reason)
+    server = server_start_assembly(server=server, actor=pm, note="Rework: two failed cards are replaced")
+    gpu_slots = (
+        Installation.objects.active()
+        .filter(server=server, connector__kind=ConnectorKind.PCIE_SLOT)
+        .select_related("connector", "component")
+        .order_by("connector__position")
+    )
+    spares = Component.objects.filter(
+        status=ComponentStatus.IN_STOCK,
+        part__category=PartCategory.GPU,
+        po_line__purchase_order__order_link__order=server.order,
+    ).order_by("-lot__lot_code", "serial")
+    for index, installation in enumerate(list(gpu_slots)):
+        if index not in FAILED_GPUS:
+            continue
+        spare = spares.exclude(lot=installation.component.lot).first()
+        assert spare is not None, "the fleet order has spares in a lot of their own (orders/demo.py)"
+        server_remove(
+            installation=installation,
+            actor=pm,
+            reason=f"Failed its burn-in: {FAILED_GPUS[index]}",
+            failed=True,
+        )
+        server_allocate(
+            server=server,
+            actor=pm,
+            components=[spare],
+            override_reason=f"Rework: replaces a failed card of lot {installation.component.lot.lot_code} "
+            "from the order's spares",
+        )
+        server_install(server=server, actor=pm, component=spare, connector_name=installation.connector.name)
+    server_mark_assembled(server=server, actor=pm, note="Two cards replaced; ready for a second burn-in")
+
+
+def _earlier(report: dict[str, Any], delta: timedelta) -> dict[str, Any]:
+    """The report as if it had run `delta` earlier: the probe's, the stages', the telemetry's and the BMC
+    events' times moved back (the telemetry's offsets are relative and stay)."""
+    keys = {"started_at", "ended_at", "t0", "ts_utc"}
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in keys and isinstance(item, str):
+                    value[key] = iso(parse_time(item) - delta)
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk({k: report[k] for k in ("probe", "stages", "telemetry", "host_memory") if k in report})
+    return report
 
 
 def _gpu_serials(server: Server) -> list[str]:

@@ -12,3 +12,9 @@ from django.dispatch import Signal
 #: Each finding's evidence names the GPU: `serial`, `component_id`, `baseline_run`, `baseline`, `value`.
 #: sender=BurnInRun, run=<BurnInRun>, findings=<list[Finding]> (severity fail, code drift_*), actor=<user>
 drift_failed = Signal()
+
+#: A run was stored and analysed (every purpose): the warranty app attributes its `fail` findings to what
+#: caused them (issue #29: the card, the connector, the host or the room). Sent once, when the run is
+#: stored, after its findings; a report posted again sends nothing.
+#: sender=BurnInRun, run=<BurnInRun>, findings=<list[Finding]> (all findings of the run), actor=<user>
+run_analysed = Signal()

@@ -6,11 +6,13 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import Count, F, Q, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from inventory.choices import LabelBatchStatus
+from inventory.gates import po_quality_warnings
 from inventory.models import (
     BatchLot,
     Component,
@@ -134,7 +136,7 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
     readonly_fields = ["timeline"]
     actions = ["send_selected", "close_selected", "print_labels"]
     #: Read-only links on the change page, after the model's own fields.
-    links = ["lines_received", "lots"]
+    links = ["lines_received", "lots", "quality_warnings"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The receipt progress for the listed page: two counts over the PO's lines, grouped in one query.
@@ -172,6 +174,14 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
             return "—"
         return format_html_join(", ", "{}", ((admin_link(lot, lot.lot_code),) for lot in lots))
 
+    @admin.display(description="Quality warnings")
+    def quality_warnings(self, obj: PurchaseOrder) -> str:
+        warnings = po_quality_warnings(obj)
+        if not warnings:
+            return "—"
+        items = format_html_join("", "<li>{}</li>", ((sentence,) for sentence in warnings))
+        return format_html('<ul class="gate-fail">{}</ul>', items)
+
     @admin.display(description="Audit timeline")
     def timeline(self, obj: PurchaseOrder) -> str:
         return audit_timeline(obj)
@@ -184,15 +194,34 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
         return [field.name for field in PurchaseOrder._meta.fields] + [*self.links, "timeline"]
 
     @admin.action(
-        description="Send selected purchase orders (EU suppliers; non-EU needs the API with a reason)"
+        description="Send selected purchase orders (a quality-flagged PO asks for its override reasons; "
+        "a non-EU one otherwise needs the API with a reason)"
     )
-    def send_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self.run_for_each(
-            request,
-            queryset.select_related("supplier"),
-            lambda po: po_send(po=po, actor=request.user),
-            "sent",
-        )
+    def send_selected(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        """Send at once; where a selected PO is flagged for quality (issue #29), first a page that shows the
+        warnings and asks for the quality override reason, and the non-EU one where a supplier needs it."""
+        pos = list(queryset.select_related("supplier"))
+        flagged = [(po, po_quality_warnings(po)) for po in pos]
+        if "apply" not in request.POST and any(warnings for _po, warnings in flagged):
+            return TemplateResponse(
+                request,
+                "admin/inventory/purchaseorder/send.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": "Send purchase orders",
+                    "rows": flagged,
+                    "needs_non_eu": any(not po.supplier.is_eu for po in pos),
+                    "action": request.POST.get("action"),
+                    "opts": self.model._meta,
+                    "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
+        reasons = {
+            "override_reason": request.POST.get("override_reason", "").strip(),
+            "quality_override_reason": request.POST.get("quality_override_reason", "").strip(),
+        }
+        self.run_for_each(request, pos, lambda po: po_send(po=po, actor=request.user, **reasons), "sent")
+        return None
 
     @admin.action(description="Close selected purchase orders")
     def close_selected(self, request: HttpRequest, queryset: QuerySet) -> None:

@@ -111,6 +111,10 @@ class Supplier(models.Model):
     country = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2, e.g. DE")
     contact_name = models.CharField(max_length=200, blank=True)
     contact_email = models.EmailField(blank=True)
+    warranty_months = models.PositiveSmallIntegerField(
+        default=36,
+        help_text="The supplier's warranty on what it delivers, from receipt (for returns and spares).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = SupplierQuerySet.as_manager()
@@ -159,6 +163,11 @@ class PurchaseOrder(models.Model):
         help_text="The assembly partner whose workshop receives the goods; empty: our own warehouse.",
     )
     non_eu_override_reason = models.TextField(blank=True, editable=False)
+    quality_override_reason = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="Why it was sent although a supplier or part of it is flagged for its failure rate.",
+    )
     notes = models.TextField(blank=True)
     sent_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_by = models.ForeignKey(

@@ -1,14 +1,19 @@
-"""Inventory reads: the label sheet of a lot, the labels of a batch, and one component's label for a label
-printer."""
+"""Inventory reads: the label sheet of a lot, the labels of a batch, one component's label for a label
+printer, and the spares in stock near the end of their supplier warranty."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 
-from django.db.models import Count, QuerySet
+from dateutil.relativedelta import relativedelta
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
+from inventory.choices import ComponentStatus
 from inventory.labels import Label, render_component_label, render_labels
-from inventory.models import BatchLot, Component, LabelBatch
+from inventory.models import BatchLot, Component, LabelBatch, Supplier
 from werkbank.errors import RuleViolation
 from werkbank.types import Actor
 
@@ -99,3 +104,71 @@ def label_batch_pdf(*, batch: LabelBatch, progress: Callable[[int], None] | None
         )
     report = progress or (lambda _value: None)
     return render_labels(labels, title=batch.title, on_page=lambda done: report(done * 100 // len(labels)))
+
+
+# --- spares near the end of their supplier warranty (issue #29) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class SpareWarranty:
+    """A component in stock and the end of its supplier's warranty: its receipt plus the supplier's
+    `warranty_months` (the same day of the month; relativedelta clamps the 31st to a shorter month's end)."""
+
+    component: Component
+    ends: date
+    days_left: int  # negative: ended that many days ago
+
+    @property
+    def ended(self) -> bool:
+        return self.days_left < 0
+
+
+def supplier_warranty_end(received: date, months: int) -> date:
+    """The last day of a supplier warranty of `months` on what was received on `received`."""
+    return received + relativedelta(months=months)
+
+
+def _last_receipt_day(limit: date, months: int) -> date:
+    """The latest receipt day whose supplier warranty of `months` ends on or before `limit`.
+
+    `limit - months` is one such day, but not always the latest: with month ends clamped, 29, 30 and 31
+    January + 1 month all end on 28 February, so the days after it are tried too (at most three)."""
+    day = limit - relativedelta(months=months)
+    while supplier_warranty_end(day + timedelta(days=1), months) <= limit:
+        day += timedelta(days=1)
+    return day
+
+
+def spares_supplier_warranty_ending(
+    *, within_days: int = 90, today: date | None = None
+) -> list[SpareWarranty]:
+    """The components in stock whose supplier warranty ends within `within_days` days from `today`, and
+    those whose supplier warranty has already ended (`ended`), soonest (longest ended) first.
+
+    Suppliers are few and so are their warranty terms: one query reads the distinct terms, and one reads the
+    components, with a receipt cutoff per term ORed together (a receipt before the start of the day after
+    the latest receipt day that still ends in time, in the current time zone), so the database compares
+    `received_at` against constants. The end dates are computed here, for the rows found only.
+    """
+    today = today or timezone.localdate()
+    limit = today + timedelta(days=within_days)
+    zone = timezone.get_current_timezone()
+    terms = sorted(set(Supplier.objects.order_by().values_list("warranty_months", flat=True)))
+    if not terms:
+        return []
+    due = Q()
+    for months in terms:
+        before = datetime.combine(_last_receipt_day(limit, months) + timedelta(days=1), time.min, tzinfo=zone)
+        due |= Q(lot__supplier__warranty_months=months, received_at__lt=before)
+    components = (
+        Component.objects.filter(due, status=ComponentStatus.IN_STOCK)
+        .select_related("part", "lot__supplier")
+        .order_by("received_at", "serial", "pk")
+    )
+    spares = []
+    for component in components:
+        ends = supplier_warranty_end(
+            timezone.localdate(component.received_at), component.lot.supplier.warranty_months
+        )
+        spares.append(SpareWarranty(component=component, ends=ends, days_left=(ends - today).days))
+    return sorted(spares, key=lambda spare: (spare.ends, spare.component.serial))

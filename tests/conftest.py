@@ -80,20 +80,22 @@ def _test_settings(settings: Any, tmp_path: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_throttle_counts() -> None:
-    """Every test starts with no API requests counted by the throttle (werkbank.api.throttling).
+    """Every test starts with no API requests counted by the throttle (werkbank.api.throttling) and no
+    quality tables kept (pm/quality/cache.py).
 
-    Its cache outlives a test (Redis when REDIS_URL is set): only its own keys are removed, never the db.
+    Their caches outlive a test (Redis when REDIS_URL is set): only their own keys are removed, never the db.
     """
     from django.core.cache import caches
     from django.core.cache.backends.redis import RedisCache
 
-    cache = caches["throttle"]
-    if isinstance(cache, RedisCache):
-        client = cache._cache.get_client(write=True)
-        for key in client.scan_iter(match=f"{cache.key_prefix}:*"):
-            client.delete(key)
-    else:
-        cache.clear()
+    for name in ("throttle", "quality"):
+        cache = caches[name]
+        if isinstance(cache, RedisCache):
+            client = cache._cache.get_client(write=True)
+            for key in client.scan_iter(match=f"{cache.key_prefix}:*"):
+                client.delete(key)
+        else:
+            cache.clear()
 
 
 @pytest.fixture(autouse=True)

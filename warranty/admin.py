@@ -21,8 +21,10 @@ from django.utils.html import format_html
 
 from builds.models import Server
 from inventory.models import Component
+from warranty.admin_attributions import AttributionAdmin  # noqa: F401 - registers the attributions' admin
+from warranty.admin_returns import SupplierReturnAdmin  # noqa: F401 - registers the supplier returns' admin
 from warranty.choices import CLAIM_TRANSITIONS, PACK_SERVER_STATUSES, ClaimStatus, PackLanguage, PackStatus
-from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord, WarrantyRegistration
+from warranty.models import HandoverPack, SupplierReturn, WarrantyClaim, WarrantyRecord, WarrantyRegistration
 from warranty.services import (
     claim_approve,
     claim_close,
@@ -145,7 +147,7 @@ class WarrantyClaimAdmin(PMAdmin):
     actions = ["confirm", "dismiss", "approve", "close"]
     readonly_fields = [
         "number", "record", "customer", "status", "description", "decision_note", "replacement_record",
-        "finding", "opened_by", "created_at", "timeline",
+        "finding", "opened_by", "created_at", "supplier_return_link", "timeline",
     ]  # fmt: skip
     fields = [*readonly_fields, "decision", "note", "replacement_serial"]
 
@@ -159,6 +161,15 @@ class WarrantyClaimAdmin(PMAdmin):
     @admin.display(description="Status", ordering="status")
     def status_badge(self, obj: WarrantyClaim) -> str:
         return badge(obj.status, obj.get_status_display())
+
+    @admin.display(description="Supplier return")
+    def supplier_return_link(self, obj: WarrantyClaim) -> str:
+        supplier_return = SupplierReturn.objects.filter(claim=obj).first()
+        if supplier_return is None:
+            return "—"
+        return admin_link(
+            supplier_return, f"{supplier_return.number} ({supplier_return.get_status_display()})"
+        )
 
     @admin.display(description="Audit timeline")
     def timeline(self, obj: WarrantyClaim) -> str:

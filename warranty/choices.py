@@ -52,6 +52,49 @@ CLAIM_OPEN = frozenset(
 )
 
 
+# --- fleet quality (issue #29) ------------------------------------------------------------------------
+
+
+class FailureStage(models.TextChoices):
+    """Where a failure showed: on the bench (a connector blacklisted), in burn-in, in a field check or
+    post-repair run, or in a claim a customer filed."""
+
+    BENCH = "bench", _("Bench")
+    BURN_IN = "burn_in", _("Burn-in")
+    FIELD = "field", _("Field")
+    CLAIM = "claim", _("Claim")
+
+
+class FailureCause(models.TextChoices):
+    """What a failure is attributed to. Only a component (its lot, part and supplier) and a connector (its
+    chassis layout's position) count in the fleet's failure rates; host and environment are recorded."""
+
+    COMPONENT = "component", _("Component")
+    CONNECTOR = "connector", _("Connector")
+    HOST = "host", _("Host")
+    ENVIRONMENT = "environment", _("Environment")
+
+
+class SupplierReturnStatus(models.TextChoices):
+    OPEN = "open", _("Open")
+    SHIPPED = "shipped", _("Shipped to the supplier")
+    CLOSED = "closed", _("Closed")
+
+
+SUPPLIER_RETURN_TRANSITIONS: dict[str, frozenset[str]] = {
+    SupplierReturnStatus.OPEN: frozenset({SupplierReturnStatus.SHIPPED}),
+    SupplierReturnStatus.SHIPPED: frozenset({SupplierReturnStatus.CLOSED}),
+    SupplierReturnStatus.CLOSED: frozenset(),
+}
+SUPPLIER_RETURN_OPEN = frozenset({SupplierReturnStatus.OPEN, SupplierReturnStatus.SHIPPED})
+
+
+class SupplierReturnOutcome(models.TextChoices):
+    CREDIT = "credit", _("Credit note")
+    REPLACEMENT = "replacement", _("Replacement")
+    REFUSED = "refused", _("Refused")
+
+
 class NoticeThreshold(models.IntegerChoices):
     """Days before a record's end at which its customer is told (one digest e-mail per customer)."""
 

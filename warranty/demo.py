@@ -29,6 +29,7 @@ from builds.models import Installation, Server
 from burnin.demo_field import seed_field_runs
 from inventory.choices import PartCategory
 from warranty.choices import PACK_SERVER_STATUSES, PackStatus
+from warranty.demo_quality import seed_quality
 from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord
 from warranty.services import claim_open, server_hand_over, warranty_records_create
 from warranty.services.packs import pack_generate, pack_request
@@ -87,6 +88,8 @@ def seed_after_commit(context: DemoContext) -> None:
     member = _customer_member(context)
     if member is not None:
         context.created += len(seed_field_runs(server=server, actor=member))
+    # The fleet's quality: the failed cards' supplier returns and spares near their supplier warranty's end.
+    context.created += seed_quality(server=server, pm=context.pm)
 
 
 def _first_fleet_server(context: DemoContext) -> Server | None:

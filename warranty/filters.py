@@ -7,8 +7,16 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from builds.models import Server
-from warranty.choices import ClaimStatus, RecordKind
-from warranty.models import WarrantyClaim, WarrantyRecord, WarrantyRegistration
+from inventory.models import Supplier
+from warranty.choices import (
+    ClaimStatus,
+    FailureCause,
+    FailureStage,
+    RecordKind,
+    SupplierReturnOutcome,
+    SupplierReturnStatus,
+)
+from warranty.models import Attribution, SupplierReturn, WarrantyClaim, WarrantyRecord, WarrantyRegistration
 from werkbank.filters import visible_choices
 
 
@@ -52,4 +60,46 @@ class WarrantyClaimFilter(django_filters.FilterSet):
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(
             Q(number__icontains=value) | Q(record__serial__icontains=value) | Q(description__icontains=value)
+        )
+
+
+class SupplierReturnFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=SupplierReturnStatus.choices)
+    supplier = django_filters.ModelChoiceFilter(queryset=visible_choices(Supplier))
+    outcome = django_filters.ChoiceFilter(choices=SupplierReturnOutcome.choices)
+    q = django_filters.CharFilter(method="search", label="Search number, serial, RMA number or claim number")
+
+    class Meta:
+        model = SupplierReturn
+        fields = ["status", "supplier", "outcome"]
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(
+            Q(number__icontains=value)
+            | Q(component__serial__icontains=value)
+            | Q(supplier_rma_number__icontains=value)
+            | Q(claim__number__icontains=value)
+        )
+
+
+class AttributionFilter(django_filters.FilterSet):
+    stage = django_filters.ChoiceFilter(choices=FailureStage.choices)
+    cause = django_filters.ChoiceFilter(choices=FailureCause.choices)
+    confirmed = django_filters.BooleanFilter(method="by_confirmed", label="Confirmed (or corrected) by a PM")
+    server = django_filters.ModelChoiceFilter(queryset=visible_choices(Server))
+    q = django_filters.CharFilter(method="search", label="Search serial, connector, finding code or claim")
+
+    class Meta:
+        model = Attribution
+        fields = ["stage", "cause", "confirmed", "server"]
+
+    def by_confirmed(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+        return queryset.filter(confirmed_at__isnull=not value)
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(
+            Q(component__serial__icontains=value)
+            | Q(connector__name__iexact=value)
+            | Q(finding__code__icontains=value)
+            | Q(claim__number__icontains=value)
         )

@@ -9,16 +9,21 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from builds.models import Allocation, Server
+from builds.models import Allocation, Connector, ConnectorBlacklist, Server
 from burnin.models import Finding
-from inventory.models import Component
+from inventory.models import Component, Supplier
 from orders.models import Order
 from warranty.choices import (
     CLAIM_OPEN,
+    SUPPLIER_RETURN_OPEN,
     ClaimStatus,
+    FailureCause,
+    FailureStage,
     NoticeThreshold,
     PackLanguage,
     RecordKind,
+    SupplierReturnOutcome,
+    SupplierReturnStatus,
 )
 from werkbank.access import Purpose, VisibleToQuerySet
 from werkbank.choices import FileJobStatus, OrganizationKind
@@ -165,7 +170,9 @@ class WarrantyRecord(models.Model):
     class Meta:
         ordering = ["server_id", "kind", "serial", "id"]
         indexes = [
-            models.Index(fields=["server", "kind", "serial", "id"], name="warranty_record_server_kind")
+            models.Index(fields=["server", "kind", "serial", "id"], name="warranty_record_server_kind"),
+            # The PM's warranty report pages by end date (warranty.selectors.warranty_report, issue #29).
+            models.Index(fields=["end_date", "id"], name="warranty_record_end"),
         ]
         constraints = [
             models.CheckConstraint(
@@ -288,3 +295,194 @@ class ExpiryNotice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.record} at {self.threshold_days} days"
+
+
+# --- fleet quality (issue #29) ------------------------------------------------------------------------
+
+
+class Attribution(models.Model):
+    """What caused one failure: a `fail` finding of a run, a claim a person filed, or a connector blacklisted
+    on the bench (exactly one of them). The rules propose a cause (`proposed_cause`, with the rule's
+    sentence); a PM confirms or corrects it (`cause`, audited). Only a component's or a connector's count in
+    the fleet's failure rates (pm.quality): against the component's lot, part and supplier, or against the
+    connector's position (its name) on its server's chassis layout.
+    """
+
+    server = models.ForeignKey(Server, on_delete=models.PROTECT, related_name="attributions")
+    stage = models.CharField(max_length=16, choices=FailureStage.choices)
+    occurred_at = models.DateTimeField(help_text="When it showed: the run, the claim, the blacklisting.")
+    finding = models.OneToOneField(
+        Finding, null=True, blank=True, on_delete=models.PROTECT, related_name="attribution"
+    )
+    claim = models.OneToOneField(
+        "WarrantyClaim", null=True, blank=True, on_delete=models.PROTECT, related_name="attribution"
+    )
+    blacklist = models.OneToOneField(
+        ConnectorBlacklist, null=True, blank=True, on_delete=models.PROTECT, related_name="attribution"
+    )
+    proposed_cause = models.CharField(max_length=16, choices=FailureCause.choices)
+    proposed_reason = models.CharField(max_length=500, help_text="The rule's sentence: why it proposed that.")
+    cause = models.CharField(max_length=16, choices=FailureCause.choices)
+    component = models.ForeignKey(
+        Component, null=True, blank=True, on_delete=models.PROTECT, related_name="attributions",
+        help_text="The component involved (blamed when the cause is the component).",
+    )  # fmt: skip
+    connector = models.ForeignKey(
+        Connector, null=True, blank=True, on_delete=models.PROTECT, related_name="attributions",
+        help_text="The connector involved (blamed when the cause is the connector).",
+    )  # fmt: skip
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True, help_text="The PM's reason for a correction.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = VisibleToQuerySet.as_manager()  # PMs only: the fleet's quality is their business
+
+    class Meta:
+        ordering = ["-occurred_at", "-id"]
+        indexes = [
+            models.Index(fields=["-occurred_at", "-id"], name="attribution_newest"),
+            models.Index(fields=["cause", "component"], name="attribution_cause_component"),
+            models.Index(fields=["cause", "connector"], name="attribution_cause_connector"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(stage__in=FailureStage.values),
+                name="%(app_label)s_%(class)s_stage_valid",
+                violation_error_message="Unknown failure stage.",
+            ),
+            models.CheckConstraint(
+                condition=Q(cause__in=FailureCause.values) & Q(proposed_cause__in=FailureCause.values),
+                name="%(app_label)s_%(class)s_cause_valid",
+                violation_error_message="Unknown failure cause.",
+            ),
+            models.CheckConstraint(
+                condition=Q(finding__isnull=False, claim__isnull=True, blacklist__isnull=True)
+                | Q(finding__isnull=True, claim__isnull=False, blacklist__isnull=True)
+                | Q(finding__isnull=True, claim__isnull=True, blacklist__isnull=False),
+                name="%(app_label)s_%(class)s_one_source",
+                violation_error_message="An attribution is of one finding, one claim or one blacklisting.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(cause=FailureCause.COMPONENT) | Q(component__isnull=False),
+                name="%(app_label)s_%(class)s_component_cause_names_it",
+                violation_error_message="A failure attributed to a component names the component.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(cause=FailureCause.CONNECTOR) | Q(connector__isnull=False),
+                name="%(app_label)s_%(class)s_connector_cause_names_it",
+                violation_error_message="A failure attributed to a connector names the connector.",
+            ),
+            models.CheckConstraint(
+                condition=(Q(confirmed_at__isnull=True) & Q(confirmed_by__isnull=True))
+                | Q(confirmed_at__isnull=False),
+                name="%(app_label)s_%(class)s_confirmed_has_time",
+                violation_error_message="A confirmed attribution has the time it was confirmed.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_stage_display()} failure of {self.server}: {self.cause}"
+
+
+class SupplierReturn(models.Model):
+    """A failed component sent back to its supplier (or maker): SR-YYYY-NNNN, with the supplier's RMA number.
+
+    open → shipped → closed (warranty/choices.py) with the outcome: a credit note, a replacement (a new
+    serial booked into stock, in the same lot or a new one) or refused. Linked both ways with the customer's
+    claim it came from (`claim`), if any; each closes on its own.
+    """
+
+    number = models.CharField(max_length=20, unique=True, help_text="SR-YYYY-NNNN")
+    component = models.ForeignKey(Component, on_delete=models.PROTECT, related_name="supplier_returns")
+    supplier = models.ForeignKey(Supplier, on_delete=models.PROTECT, related_name="returns")
+    claim = models.OneToOneField(
+        "WarrantyClaim", null=True, blank=True, on_delete=models.PROTECT, related_name="supplier_return"
+    )
+    attribution = models.ForeignKey(
+        Attribution, null=True, blank=True, on_delete=models.PROTECT, related_name="supplier_returns"
+    )
+    status = models.CharField(
+        max_length=16, choices=SupplierReturnStatus.choices, default=SupplierReturnStatus.OPEN
+    )
+    reason = models.TextField(help_text="What is wrong with it, as the supplier is told.")
+    supplier_rma_number = models.CharField(max_length=64, blank=True)
+    shipped_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True, help_text="When the supplier's answer came back.")
+    outcome = models.CharField(max_length=16, choices=SupplierReturnOutcome.choices, blank=True)
+    outcome_note = models.TextField(blank=True)
+    credit_amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    replacement = models.OneToOneField(
+        Component, null=True, blank=True, on_delete=models.PROTECT, related_name="replaces_return"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = VisibleToQuerySet.as_manager()  # PMs only
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["-created_at", "-id"], name="supplier_return_newest")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=SupplierReturnStatus.values),
+                name="%(app_label)s_%(class)s_status_valid",
+                violation_error_message="Unknown supplier return status.",
+            ),
+            models.UniqueConstraint(
+                fields=["component"],
+                condition=Q(status__in=sorted(SUPPLIER_RETURN_OPEN)),
+                name="%(app_label)s_%(class)s_one_open_per_component",
+                violation_error_message="This component is already on its way back to its supplier.",
+            ),
+            models.CheckConstraint(
+                condition=Q(status=SupplierReturnStatus.OPEN)
+                | (Q(shipped_at__isnull=False) & ~Q(supplier_rma_number="")),
+                name="%(app_label)s_%(class)s_shipped_has_rma",
+                violation_error_message="A shipped return has its ship date and the supplier's RMA number.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=SupplierReturnStatus.CLOSED)
+                | (Q(closed_at__isnull=False) & Q(outcome__in=SupplierReturnOutcome.values)),
+                name="%(app_label)s_%(class)s_closed_has_outcome",
+                violation_error_message="A closed return has its outcome and the date it came back.",
+            ),
+            models.CheckConstraint(
+                condition=Q(outcome=SupplierReturnOutcome.REPLACEMENT, replacement__isnull=False)
+                | (~Q(outcome=SupplierReturnOutcome.REPLACEMENT) & Q(replacement__isnull=True)),
+                name="%(app_label)s_%(class)s_replacement_matches_outcome",
+                violation_error_message="A replacement outcome names the replacement serial; no other does.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.number
+
+
+class PmDigest(models.Model):
+    """That the PMs' weekly warranty digest of one week went out (warranty.services.digest): the week's
+    Monday is unique, so a second run in the same week, or a re-delivered task, sends nothing."""
+
+    week = models.DateField(help_text="The Monday of the week the digest was sent in.")
+    sent_at = models.DateTimeField(auto_now_add=True)
+    recipients = models.JSONField(default=list, blank=True, help_text="The PMs' e-mail addresses.")
+    counts = models.JSONField(default=dict, blank=True, help_text="How many rows each section listed.")
+
+    objects = VisibleToQuerySet.as_manager()  # PMs only: bookkeeping of the sender
+
+    class Meta:
+        ordering = ["-week"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["week"],
+                name="%(app_label)s_%(class)s_once_a_week",
+                violation_error_message="The PMs' digest of this week was already sent.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"PM digest of the week of {self.week:%Y-%m-%d}"

@@ -11,7 +11,7 @@ from werkbank.types import Actor
 logger = logging.getLogger("warranty.claims")
 
 if TYPE_CHECKING:
-    from builds.models import Allocation, Server
+    from builds.models import Allocation, ConnectorBlacklist, Server
     from burnin.models import BurnInRun, Finding
     from werkbank.models import Organization
 
@@ -53,3 +53,23 @@ def draft_claims_from_drift(
             )
             continue
         claim_draft_from_finding(finding=finding, record=record)
+
+
+def attribute_run_failures(
+    sender: Any, *, run: BurnInRun, findings: Sequence[Finding], actor: Actor, **kwargs: Any
+) -> None:
+    """A stored run's `fail` findings are attributed to what caused them, in the ingest's transaction
+    (`warranty.services.attribution`). Idempotent: one row per finding."""
+    from warranty.services import attribute_run
+
+    attribute_run(run=run, findings=findings, actor=actor)
+
+
+def attribute_blacklisted_connector(
+    sender: Any, *, blacklist: ConnectorBlacklist, actor: Actor, **kwargs: Any
+) -> None:
+    """A connector blacklisted on the bench is a failure of that connector, in the blacklisting's
+    transaction. Idempotent: one row per blacklisting."""
+    from warranty.services import attribute_blacklist
+
+    attribute_blacklist(blacklist=blacklist, actor=actor)

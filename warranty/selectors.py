@@ -1,5 +1,6 @@
 """Warranty reads: the warranty table per serial, everything a handover pack prints, the packs a user may
-see, what a handover lacks, records by serial and their claims, the record a drift finding's card is under.
+see, what a handover lacks, records by serial and their claims, the record a drift finding's card is
+under, and the PM's warranty report across customers (records by how soon they end).
 
 The warranty table has one source of truth per moment. Once a server is handed over, its `WarrantyRecord`
 rows are the table. Before (a pack is rendered while the server is deployed, since the handover needs a
@@ -15,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from dateutil.relativedelta import relativedelta
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -34,10 +35,12 @@ from deployment.models import PlatformListing, RackPlacement, ServerNetwork
 from deployment.selectors import FeedLoad, ServerPower, current_listing, feed_loads, server_powers
 from inventory.models import Component
 from orders.models import ConfigurationLine, Order
-from warranty.choices import PackStatus, RecordKind
-from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord
+from warranty.choices import CLAIM_OPEN, SUPPLIER_RETURN_OPEN, PackStatus, RecordKind
+from warranty.models import HandoverPack, SupplierReturn, WarrantyClaim, WarrantyRecord
 from werkbank.access import Purpose
-from werkbank.models import Membership
+from werkbank.choices import OrganizationKind
+from werkbank.errors import InvalidInput
+from werkbank.models import Membership, Organization
 from werkbank.types import Actor
 
 #: Points per GPU in the pack's charts: a chart half a page wide has about 250 pixel columns at 150 dpi,
@@ -387,3 +390,104 @@ def issued_pack(*, zip_sha256: str) -> IssuedPack | None:
         language=row["language"],
         issued_on=timezone.localdate(row["finished_at"]) if row["finished_at"] else None,
     )
+
+
+# --- the PM's warranty report (issue #29) ---------------------------------------------------------------
+
+#: The report's buckets: records still in force that end within that many days (so 30 is also in 60, 90
+#: and 180), and "expired": records that have ended. A record ends at the end of its `end_date`: it is
+#: still in force that day (as for the expiry notices) and expired the day after.
+REPORT_BUCKETS = ("expired", "30", "60", "90", "180")
+DEFAULT_REPORT_BUCKET = "90"
+
+
+def report_bucket(value: str | None) -> str:
+    """The bucket `value` names (DEFAULT_REPORT_BUCKET when empty); 400 naming `bucket` otherwise."""
+    value = (value or "").strip() or DEFAULT_REPORT_BUCKET
+    if value not in REPORT_BUCKETS:
+        raise InvalidInput("bucket", f"Unknown bucket {value[:20]!r}: one of {', '.join(REPORT_BUCKETS)}.")
+    return value
+
+
+def report_kind(value: str | None) -> str | None:
+    """The record kind `value` names (None when empty); 400 naming `kind` otherwise."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    if value not in RecordKind.values:
+        raise InvalidInput("kind", f"Unknown kind {value[:20]!r}: one of {', '.join(RecordKind.values)}.")
+    return value
+
+
+def report_customer(value: str | None) -> Organization | None:
+    """The customer organization whose id `value` is (None when empty); 400 naming `customer` otherwise."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    customer = (
+        Organization.objects.filter(pk=int(value), kind=OrganizationKind.CUSTOMER).first()
+        if value.isdigit() and len(value) < 12
+        else None
+    )
+    if customer is None:
+        raise InvalidInput("customer", f"No customer with id {value[:20]!r}.")
+    return customer
+
+
+def _bucket_condition(bucket: str, today: date) -> Q:
+    if bucket == "expired":
+        return Q(end_date__lt=today)
+    return Q(end_date__gte=today, end_date__lte=today + timedelta(days=int(bucket)))
+
+
+def _report_records(*, customer: Organization | None, kind: str | None) -> QuerySet[WarrantyRecord]:
+    """The records the report reads: current ones only (a replaced serial's record has its successor)."""
+    records = WarrantyRecord.objects.filter(replaced_at__isnull=True)
+    if customer is not None:
+        records = records.filter(customer=customer)
+    if kind:
+        records = records.filter(kind=kind)
+    return records
+
+
+def warranty_report(
+    *, bucket: str, customer: Organization | None = None, kind: str | None = None, today: date | None = None
+) -> QuerySet[WarrantyRecord]:
+    """The warranty records of every customer in `bucket` (one of REPORT_BUCKETS), optionally of one
+    customer and one kind, soonest end first (expired: the most recently ended first), along the index on
+    (end_date, id). Replaced records are left out. Unevaluated: the caller pages it."""
+    today = today or timezone.localdate()
+    order = ("-end_date", "-id") if bucket == "expired" else ("end_date", "id")
+    return (
+        _report_records(customer=customer, kind=kind)
+        .filter(_bucket_condition(bucket, today))
+        .select_related("server", "order", "customer")
+        .order_by(*order)
+    )
+
+
+def warranty_report_counts(
+    *, customer: Organization | None = None, kind: str | None = None, today: date | None = None
+) -> dict[str, int]:
+    """How many records each bucket holds (with the same filters), `{bucket: count}`, in one query."""
+    today = today or timezone.localdate()
+    counts = _report_records(customer=customer, kind=kind).aggregate(
+        **{
+            f"bucket_{bucket}": Count("pk", filter=_bucket_condition(bucket, today))
+            for bucket in REPORT_BUCKETS
+        }
+    )
+    return {bucket: counts[f"bucket_{bucket}"] for bucket in REPORT_BUCKETS}
+
+
+def report_customers() -> QuerySet[Organization]:
+    """The customers the report's filter offers (every customer organization: they are few), by name."""
+    return Organization.objects.filter(kind=OrganizationKind.CUSTOMER).order_by("name", "pk")
+
+
+def open_claims_and_returns() -> dict[str, int]:
+    """How many claims are still being handled (drafts included) and how many supplier returns are open."""
+    return {
+        "claims": WarrantyClaim.objects.filter(status__in=sorted(CLAIM_OPEN)).count(),
+        "returns": SupplierReturn.objects.filter(status__in=sorted(SUPPLIER_RETURN_OPEN)).count(),
+    }

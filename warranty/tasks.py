@@ -7,7 +7,12 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from builds.models import Server
-from warranty.services import claim_draft_notice_send, expiry_notify, warranty_records_create
+from warranty.services import (
+    claim_draft_notice_send,
+    expiry_notify,
+    pm_digest_send,
+    warranty_records_create,
+)
 from warranty.services.packs import pack_generate
 
 #: Errors worth another try: the database or the storage was away for a moment.
@@ -42,3 +47,10 @@ def claim_draft_notify_task(*, claim_id: int) -> bool:
     """Tell the PMs of a claim drafted from a drift finding; True when this run sent it (False on a repeat:
     the claim is marked once told)."""
     return claim_draft_notice_send(claim_id=claim_id) is not None
+
+
+@shared_task(autoretry_for=(*TRANSIENT, OSError), retry_backoff=True, retry_jitter=True, max_retries=5)
+def pm_digest_task() -> bool:
+    """Weekly (Celery beat, Mondays): the PMs' warranty digest; True when this run sent it (False on a
+    repeat in the same week: the digest's unique week)."""
+    return pm_digest_send() is not None

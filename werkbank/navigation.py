@@ -22,6 +22,8 @@ ENTRIES: tuple[tuple[str, Any, str], ...] = (
     ("pm", _("Pipeline"), "pm:pipeline"),
     ("pm", _("Admin"), "admin:index"),
     ("pm", _("Bench"), "bench:list"),
+    ("pm", _("Warranty report"), "pm:warranty"),
+    ("pm", _("Quality"), "pm:quality"),
     ("partner", _("Bench"), "bench:list"),
     ("customer", _("Orders"), "portal:orders"),
     ("customer", _("Warranty"), "portal:warranty"),

@@ -267,6 +267,12 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "orders.choices.OrderStatus",
+        # One PO's status in two components (the list's PurchaseOrder and PurchaseOrderDetail, issue #29).
+        "PurchaseOrderStatusEnum": "inventory.choices.PurchaseOrderStatus",
+        # An attribution's proposed and current cause are one choice set (issue #29)...
+        "FailureCauseEnum": "warranty.choices.FailureCause",
+        # A warranty record's kind (server or component), in the records and in the PM's report.
+        "WarrantyRecordKindEnum": "warranty.choices.RecordKind",
         # Every rendered-file job (handover packs, label batches) has the one status enum of
         # werkbank.choices, under the name it had before label batches came.
         "HandoverPackStatusEnum": "werkbank.choices.FileJobStatus",
@@ -360,6 +366,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "warranty.tasks.warranty_expiry_notify_task",
         "schedule": crontab(hour=6, minute=15),
     },
+    # Weekly, Monday morning: the PMs' warranty digest (once a week: warranty.PmDigest's unique week).
+    "warranty.pm_digest": {
+        "task": "warranty.tasks.pm_digest_task",
+        "schedule": crontab(hour=6, minute=30, day_of_week="mon"),
+    },
 }
 
 # --- Logging -----------------------------------------------------------------------------------------
@@ -380,6 +391,19 @@ WERKBANK_PM_GROUP = "project-managers"
 WERKBANK_PAYBACK_TARGET_MONTHS = float(os.environ.get("WERKBANK_PAYBACK_TARGET_MONTHS", "36"))
 WERKBANK_PSU_HEADROOM = float(os.environ.get("WERKBANK_PSU_HEADROOM", "0.9"))
 WERKBANK_PSU_EFFICIENCY = float(os.environ.get("WERKBANK_PSU_EFFICIENCY", "0.94"))
+# The fleet's quality flag (pm.quality, docs/reference/quality.md): a row is flagged when its 95 % Wilson
+# interval's lower bound exceeds the threshold of its part category ("connector" for connector positions;
+# else "default") and at least the minimum of units stands behind it. A position's units are servers, so its
+# minimum is lower; at 4 (and 8) one failure alone never flags a row: 1 of 4 has a lower bound of 4.6 %.
+# WERKBANK_QUALITY_FLAG_LOWER_BOUND="default=0.05,gpu=0.03,connector=0.05" overrides any of them.
+WERKBANK_QUALITY_FLAG_LOWER_BOUND = {"default": 0.05, "gpu": 0.05, "connector": 0.05} | {
+    key.strip(): float(value)
+    for key, _, value in (
+        item.partition("=") for item in _env_list("WERKBANK_QUALITY_FLAG_LOWER_BOUND") if "=" in item
+    )
+}
+WERKBANK_QUALITY_MIN_UNITS = int(os.environ.get("WERKBANK_QUALITY_MIN_UNITS", "8"))
+WERKBANK_QUALITY_MIN_UNITS_POSITION = int(os.environ.get("WERKBANK_QUALITY_MIN_UNITS_POSITION", "4"))
 # Bench photos: decoded in full (JPEG or PNG; HEIC is refused), refused above this size, and re-encoded
 # before they are stored (builds.services.steps.photo_check).
 WERKBANK_MAX_PHOTO_BYTES = int(os.environ.get("WERKBANK_MAX_PHOTO_BYTES", str(10 * 1024 * 1024)))
@@ -411,16 +435,25 @@ WERKBANK_API_RATE = os.environ.get("WERKBANK_API_RATE", "600/min")
 # is unreachable the limiter fails open (werkbank/api/throttling.py), and a request must not wait long for it.
 if "CACHES" not in globals():
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-CACHES["throttle"] = (
-    {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": REDIS_URL,
-        "KEY_PREFIX": "throttle",
-        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
-    }
-    if REDIS_URL
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"}
-)
+
+
+def _shared_cache(prefix: str) -> dict[str, object]:
+    """A cache every web process shares through Redis when there is one (short timeouts: its readers fail
+    open when Redis is away), a process-local memory cache otherwise."""
+    if REDIS_URL:
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": prefix,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": prefix}
+
+
+CACHES["throttle"] = _shared_cache("throttle")
+# The fleet's quality tables (pm/quality/cache.py): computed once for every web process through Redis when
+# there is one, and reused until what they count changes.
+CACHES["quality"] = _shared_cache("quality")
 # Rack power: a circuit's continuous limit is this share of V × A × phases (NEC's 80 % rule for loads of
 # 3 h or more; a design convention in IEC countries).
 WERKBANK_CIRCUIT_CONTINUOUS_FACTOR = float(os.environ.get("WERKBANK_CIRCUIT_CONTINUOUS_FACTOR", "0.8"))

@@ -14,6 +14,7 @@ from deployment.api.elevation import RackElevationFile
 from deployment.api.urls import router as deployment_router
 from inventory.api.urls import router as inventory_router
 from orders.api.urls import router as orders_router
+from pm.api.urls import router as pm_router
 from warranty.api.urls import router as warranty_router
 from werkbank.api.urls import router as core_router
 from werkbank.views import LogoutView, healthz, home
@@ -31,6 +32,7 @@ for app_router in (
     burnin_router,
     deployment_router,
     warranty_router,
+    pm_router,
 ):
     api_router.registry.extend(app_router.registry)
 

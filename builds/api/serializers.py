@@ -307,6 +307,11 @@ class RemoveSerializer(serializers.Serializer):
     serial = serializers.CharField(max_length=64)
     manufacturer = _manufacturer_field()
     reason = serializers.CharField(max_length=500)
+    failed = serializers.BooleanField(
+        default=False,
+        help_text="The component is faulty: it leaves the server's allocation with status failed (for its "
+        "supplier return) instead of staying allocated to the server.",
+    )
 
 
 class MoveSerializer(serializers.Serializer):

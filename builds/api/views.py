@@ -265,6 +265,7 @@ class ServerViewSet(
             installation=services.installation_of(server=server, component=component),
             actor=request.user,
             reason=payload.validated_data["reason"],
+            failed=payload.validated_data["failed"],
         )
         return Response(_installation(removed, request))
 

@@ -12,6 +12,7 @@ from builds.models import (
 )
 from builds.services.installation import server_move
 from builds.services.servers import lock_server
+from builds.signals import connector_blacklisted
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.types import Actor
@@ -81,4 +82,5 @@ def connector_blacklist(
         },
         note=evidence,
     )
+    connector_blacklisted.send(sender=ConnectorBlacklist, blacklist=blacklist, actor=actor)
     return blacklist

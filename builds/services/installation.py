@@ -181,8 +181,12 @@ def server_install(
 
 
 @transaction.atomic
-def server_remove(*, installation: Installation, actor: Actor, reason: str) -> Installation:
-    """Take a component out of its connector, with a reason. It stays allocated to the server."""
+def server_remove(
+    *, installation: Installation, actor: Actor, reason: str, failed: bool = False
+) -> Installation:
+    """Take a component out of its connector, with a reason. It stays allocated to the server; a `failed` one
+    (a card that failed its burn-in, found faulty on the bench) leaves the server's allocation instead, with
+    status failed, ready to go back to its supplier (warranty's supplier returns)."""
     reason = (reason or "").strip()
     if not reason:
         raise InvalidInput("reason", "a removal needs a reason.")
@@ -196,20 +200,34 @@ def server_remove(*, installation: Installation, actor: Actor, reason: str) -> I
     require_open(locked.server)
     if locked.removed_at is not None:
         raise RuleViolation(f"{locked.component.serial} was already removed from {locked.connector.name}.")
-    locked.removed_at, locked.removed_by, locked.removal_reason = timezone.now(), user_or_none(actor), reason
+    now = timezone.now()
+    locked.removed_at, locked.removed_by, locked.removal_reason = now, user_or_none(actor), reason
     locked.save(update_fields=["removed_at", "removed_by", "removal_reason"])
-    component_move(
-        components=[locked.component],
-        actor=actor,
-        to_status=ComponentStatus.ALLOCATED,
-        reason=f"Removed from {locked.server.hostname} {locked.connector.name}: {reason}",
-        location=f"Allocated to {locked.server.hostname}",
-    )
+    where = f"{locked.server.hostname} {locked.connector.name}"
+    if failed:
+        Allocation.objects.filter(
+            component=locked.component, server=locked.server, released_at__isnull=True
+        ).update(released_at=now)
+        component_move(
+            components=[locked.component],
+            actor=actor,
+            to_status=ComponentStatus.FAILED,
+            reason=f"Removed as failed from {where}: {reason}",
+            location=f"Failed, from {locked.server.hostname}",
+        )
+    else:
+        component_move(
+            components=[locked.component],
+            actor=actor,
+            to_status=ComponentStatus.ALLOCATED,
+            reason=f"Removed from {where}: {reason}",
+            location=f"Allocated to {locked.server.hostname}",
+        )
     audit(
         actor=actor,
         verb="server.remove",
         obj=locked.server,
-        after={"serial": locked.component.serial, "connector": locked.connector.name},
+        after={"serial": locked.component.serial, "connector": locked.connector.name, "failed": failed},
         note=reason,
     )
     return locked

@@ -69,7 +69,7 @@ from burnin.services.upload import (  # noqa: F401
     report_id_of,
     validation_errors,
 )
-from burnin.signals import drift_failed
+from burnin.signals import drift_failed, run_analysed
 from inventory.serials import normalize_serial
 from werkbank.access import Purpose
 from werkbank.audit import audit, user_or_none
@@ -193,7 +193,9 @@ def report_ingest(
     expected = expectations(report, slots, platform_max_gen(server), target_s=target_s)
     findings = analysis.analyze(report, expectations=expected)
     # The GPU results as they will be stored (their run is set there): the drift compares these figures.
-    results = list(gpu_results(report, slots, links(report, expected)))
+    results = list(
+        gpu_results(report, slots, links(report, expected), by_slot=slot_order_components(server, report))
+    )
     compared = (
         compare_with_baseline(server, report, findings, results) if purpose in COMPARED_PURPOSES else None
     )
@@ -485,6 +487,7 @@ def _store(
     drifted = [row for row in rows if row.severity == Severity.FAIL and row.code.startswith(DRIFT_PREFIX)]
     if drifted:
         drift_failed.send(sender=BurnInRun, run=run, findings=drifted, actor=actor)
+    run_analysed.send(sender=BurnInRun, run=run, findings=rows, actor=actor)
     return run, True
 
 
@@ -498,10 +501,16 @@ def _h2d_gbps(bench: Mapping[str, Any] | None) -> float | None:
 
 
 def gpu_results(
-    report: Mapping[str, Any], slots: Mapping[str, Slot], links: Mapping[int, Any]
+    report: Mapping[str, Any],
+    slots: Mapping[str, Slot],
+    links: Mapping[int, Any],
+    *,
+    by_slot: Mapping[int, int] | None = None,
 ) -> Iterator[GpuResult]:
     """The report's GPU results, without their run (`_store` sets it), each linked to the installed
-    component its serial matched."""
+    component its serial matched; a card without a serial (GeForce) to the component in its connector by
+    PCI bus order (`slot_order_components`), so that a failure of the card is counted against its lot."""
+    by_slot = by_slot or {}
     for i, gpu in enumerate(report["gpus"]):
         path = f"$.gpus[{i}]"
         slot = slots.get(normalize_serial(gpu["serial"])) if gpu["serial"] else None
@@ -515,7 +524,7 @@ def gpu_results(
             name=_text(gpu["name"], f"{path}.name", 100),
             pci_bus_id=_text(gpu["pci_bus_id"], f"{path}.pci_bus_id", 32),
             numa_node=gpu["numa_node"],
-            component_id=slot.component_id if slot else None,
+            component_id=slot.component_id if slot else by_slot.get(gpu["index"]),
             expected_gen=link.expected_gen if link else None,
             expected_width=link.expected_width if link else None,
             load_gen=link.loaded_gen if link else None,

@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from inventory.choices import LabelBatchStatus
+from inventory.gates import po_quality_warnings
 from inventory.models import (
     BatchLot,
     Component,
@@ -107,12 +108,21 @@ class PurchaseOrderSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "currency",
             "deliver_to",
             "non_eu_override_reason",
+            "quality_override_reason",
             "notes",
             "sent_at",
             "created_at",
             "lines",
         ]
-        read_only_fields = ["id", "number", "status", "non_eu_override_reason", "sent_at", "created_at"]
+        read_only_fields = [
+            "id",
+            "number",
+            "status",
+            "non_eu_override_reason",
+            "quality_override_reason",
+            "sent_at",
+            "created_at",
+        ]
         # A partner gets the PO as a delivery note: its number, status, parts and quantities.
         pm_only_fields = [
             "supplier",
@@ -120,13 +130,62 @@ class PurchaseOrderSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "supplier_country",
             "currency",
             "non_eu_override_reason",
+            "quality_override_reason",
             "notes",
         ]
 
 
+class PurchaseOrderDetailSerializer(PurchaseOrderSerializer):
+    """One PO, with what the quality checks say about its supplier and parts (issue #29). Not on the list:
+    the checks read failure rates, which a page of POs should not pay for."""
+
+    quality_warnings = serializers.SerializerMethodField(
+        help_text="Sentences with the figures of each flag on the PO's supplier or parts; sending needs a "
+        "quality override reason while there are any."
+    )
+
+    class Meta(PurchaseOrderSerializer.Meta):
+        fields = [*PurchaseOrderSerializer.Meta.fields, "quality_warnings"]
+        pm_only_fields = [*PurchaseOrderSerializer.Meta.pm_only_fields, "quality_warnings"]
+
+    def get_quality_warnings(self, po: PurchaseOrder) -> list[str]:
+        # Left out for a partner anyway (pm_only_fields): not computed for one either.
+        return po_quality_warnings(po) if self._is_pm() else []
+
+
 class POSendSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-    override_reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
+    override_reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=4000,
+        help_text="Why a PO to a non-EU supplier is sent (seed 000: EU-Bezug).",
+    )
+    quality_override_reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=4000,
+        help_text="Why a PO is sent although its supplier or a part is flagged (its quality_warnings).",
+    )
+
+
+class POLineAddSerializer(serializers.Serializer):
+    """A line added to a draft PO; the service checks the quantity, the price and that the part is new."""
+
+    part = VisiblePrimaryKeyField(Part, pk_field=serializers.IntegerField(), help_text="A part's id.")
+    quantity = serializers.IntegerField()
+    unit_price = serializers.DecimalField(max_digits=12, decimal_places=2)
+
+
+class PurchaseOrderLineAddedSerializer(PurchaseOrderLineSerializer):
+    """The added line, and the PO's quality warnings with it (issue #29)."""
+
+    quality_warnings = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+    class Meta(PurchaseOrderLineSerializer.Meta):
+        fields = [*PurchaseOrderLineSerializer.Meta.fields, "quality_warnings"]
 
 
 class NoteSerializer(serializers.Serializer):
@@ -239,7 +298,7 @@ class StockMovementSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ReceiptSerializer(serializers.Serializer):
+class ReceiptSerializer(AudienceFieldsMixin, serializers.Serializer):
     purchase_order = serializers.CharField()
     line = serializers.IntegerField()
     lot = BatchLotSerializer()
@@ -248,6 +307,14 @@ class ReceiptSerializer(serializers.Serializer):
     line_received = serializers.IntegerField()
     line_quantity = serializers.IntegerField()
     serials = serializers.ListField(child=serializers.CharField())
+    quality_warnings = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What the quality checks say about this lot code of the part (a flagged lot reappearing).",
+    )
+
+    class Meta:
+        # Failure rates across the fleet (and the supplier they may name) are the builder's business.
+        pm_only_fields = ["quality_warnings"]
 
 
 class LabelBatchSerializer(serializers.ModelSerializer):

@@ -23,7 +23,10 @@ from inventory.api.serializers import (
     LabelBatchSerializer,
     NoteSerializer,
     PartSerializer,
+    POLineAddSerializer,
     POSendSerializer,
+    PurchaseOrderDetailSerializer,
+    PurchaseOrderLineAddedSerializer,
     PurchaseOrderLineSerializer,
     PurchaseOrderSerializer,
     ReasonSerializer,
@@ -43,6 +46,7 @@ from inventory.filters import (
     StockMovementFilter,
     SupplierFilter,
 )
+from inventory.gates import po_quality_warnings
 from inventory.models import (
     BatchLot,
     Component,
@@ -60,6 +64,7 @@ from inventory.services import (
     part_create,
     part_update,
     po_create,
+    po_line_add,
     po_line_receive,
     supplier_create,
     supplier_update,
@@ -115,7 +120,11 @@ def _po_action(name: str) -> Any:
     """The POST action for one PO transition."""
     body = {"send": POSendSerializer, "cancel": ReasonSerializer}.get(name, NoteSerializer)
     return transition_action(
-        name, service=PO_TRANSITION_SERVICES[name], subject="po", body=body, response=PurchaseOrderSerializer
+        name,
+        service=PO_TRANSITION_SERVICES[name],
+        subject="po",
+        body=body,
+        response=PurchaseOrderDetailSerializer,
     )
 
 
@@ -126,12 +135,17 @@ class PurchaseOrderViewSet(
     mixins.ListModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Purchase orders. Partners see those delivered to their workshop. Status changes through actions."""
+    """Purchase orders. Partners see those delivered to their workshop. Status changes through actions.
+
+    One PO (not the list) carries its `quality_warnings`; `lines` adds a line to a draft (PMs only)."""
 
     queryset = PurchaseOrder.objects.select_related("supplier").prefetch_related("lines__part")
     serializer_class = PurchaseOrderSerializer
     filterset_class = PurchaseOrderFilter
     ordering_fields = ["created_at", "number", "status"]
+
+    def get_serializer_class(self) -> Any:
+        return PurchaseOrderSerializer if self.action == "list" else PurchaseOrderDetailSerializer
 
     def perform_create(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)
@@ -141,6 +155,21 @@ class PurchaseOrderViewSet(
     send = _po_action("send")
     cancel = _po_action("cancel")
     close = _po_action("close")
+
+    @extend_schema(
+        request=POLineAddSerializer,
+        responses={201: PurchaseOrderLineAddedSerializer},
+        summary="Add a line to a draft PO; the answer carries the PO's quality warnings.",
+    )
+    @action(detail=True, methods=["post"], filterset_class=None, pagination_class=None)
+    def lines(self, request: Request, pk: str | None = None) -> Response:
+        po = self.get_object()
+        payload = POLineAddSerializer(data=request.data, context=self.get_serializer_context())
+        payload.is_valid(raise_exception=True)
+        line: Any = po_line_add(po=po, actor=request.user, **payload.validated_data)
+        line.quality_warnings = po_quality_warnings(line.purchase_order)
+        context = self.get_serializer_context()
+        return Response(PurchaseOrderLineAddedSerializer(line, context=context).data, status=201)
 
 
 class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
@@ -201,6 +230,7 @@ class PurchaseOrderLineViewSet(ScopedReadOnlyViewSet):
                     "line_received": receipt.line.quantity_received,
                     "line_quantity": receipt.line.quantity,
                     "serials": [component.serial for component in receipt.components],
+                    "quality_warnings": receipt.quality_warnings,
                 },
                 context=self.get_serializer_context(),
             ).data,

@@ -3,14 +3,15 @@ received states that receiving settles from the lines' counts)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Sum
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from inventory.choices import PO_TRANSITIONS, PurchaseOrderStatus
+from inventory.gates import po_quality_warnings
 from inventory.models import Part, PurchaseOrder, PurchaseOrderLine, Supplier
 from werkbank.audit import audit, user_or_none
 from werkbank.choices import OrganizationKind
@@ -79,7 +80,13 @@ def po_create(
 
 
 def _po_transition(
-    *, po: PurchaseOrder, actor: Actor, target: str, verb: str, note: str = ""
+    *,
+    po: PurchaseOrder,
+    actor: Actor,
+    target: str,
+    verb: str,
+    note: str = "",
+    check: Callable[[PurchaseOrder], None] | None = None,
 ) -> PurchaseOrder:
     locked = PurchaseOrder.objects.select_for_update().select_related("supplier").get(pk=po.pk)
     require_transition(
@@ -90,24 +97,69 @@ def _po_transition(
         subject=f"Purchase order {locked.number}",
         verb=verb,
     )
+    if check is not None:
+        check(locked)  # the transition's own preconditions, under the lock, once the status allows it
     record_transition(obj=locked, target=target, actor=actor, verb=f"purchase_order.{verb}", note=note)
     return locked
 
 
+def _in_english(po: PurchaseOrder, warnings: list[str]) -> list[str]:
+    """The checks' sentences as the audit row keeps them: in English, as every stored text is."""
+    if (translation.get_language() or "en").startswith("en"):
+        return warnings
+    with translation.override("en"):
+        return po_quality_warnings(po)
+
+
 @transaction.atomic
-def po_send(*, po: PurchaseOrder, actor: Actor, note: str = "", override_reason: str = "") -> PurchaseOrder:
-    """draft → sent: the order goes to the supplier. A non-EU supplier needs a PM's written override
-    (seed 000: "EU-Bezug")."""
+def po_send(
+    *,
+    po: PurchaseOrder,
+    actor: Actor,
+    note: str = "",
+    override_reason: str = "",
+    quality_override_reason: str = "",
+) -> PurchaseOrder:
+    """draft → sent: the order goes to the supplier. Two rules may each need a PM's written override,
+    audited apart: a non-EU supplier (seed 000: "EU-Bezug"), and a PO whose supplier or parts the quality
+    checks flag for their failure rate (`inventory.gates.po_quality_warnings`, issue #29). When both lack
+    their reason, one 409 (code `overrides_missing`) lists everything missing; otherwise the code names the
+    one rule (`non_eu_supplier`, `quality_flag`). A reason given where its rule does not apply is not
+    stored."""
     override_reason = (override_reason or "").strip()
-    supplier = po.supplier
-    if not supplier.is_eu and not override_reason:
-        raise RuleViolation(
-            f"Supplier {supplier.name} is in {supplier.country}, outside the EU: "
-            f"sending {po.number} needs an override with a written reason.",
-            missing=[f"an override reason for the non-EU supplier country {supplier.country}"],
-            code="non_eu_supplier",
-        )
-    sent = _po_transition(po=po, actor=actor, target=PurchaseOrderStatus.SENT, verb="send", note=note)
+    quality_override_reason = (quality_override_reason or "").strip()
+    flagged: list[str] = []
+
+    def overrides(locked: PurchaseOrder) -> None:
+        supplier = locked.supplier
+        messages: list[str] = []
+        missing: list[str] = []
+        codes: list[str] = []
+        if not supplier.is_eu and not override_reason:
+            messages.append(
+                f"Supplier {supplier.name} is in {supplier.country}, outside the EU: "
+                f"sending {locked.number} needs an override with a written reason."
+            )
+            missing.append(f"an override reason for the non-EU supplier country {supplier.country}")
+            codes.append("non_eu_supplier")
+        warnings = po_quality_warnings(locked)
+        if warnings and not quality_override_reason:
+            messages.append(
+                f"Purchase order {locked.number} is flagged for quality: {' '.join(warnings)} "
+                "Sending it needs a quality override with a written reason."
+            )
+            missing.extend(f"an override reason for: {sentence}" for sentence in warnings)
+            codes.append("quality_flag")
+        if missing:
+            code = codes[0] if len(codes) == 1 else "overrides_missing"
+            raise RuleViolation(" ".join(messages), missing=missing, code=code)
+        if warnings:
+            flagged.extend(_in_english(locked, warnings))
+
+    sent = _po_transition(
+        po=po, actor=actor, target=PurchaseOrderStatus.SENT, verb="send", note=note, check=overrides
+    )
+    supplier = sent.supplier
     sent.sent_at = timezone.now()
     update = ["sent_at"]
     if not supplier.is_eu:
@@ -120,8 +172,53 @@ def po_send(*, po: PurchaseOrder, actor: Actor, note: str = "", override_reason:
             after={"country": supplier.country, "override_reason": override_reason},
             note=override_reason,
         )
+    if flagged:
+        sent.quality_override_reason = quality_override_reason
+        update.append("quality_override_reason")
+        audit(
+            actor=actor,
+            verb="purchase_order.quality_override",
+            obj=sent,
+            after={"warnings": flagged, "override_reason": quality_override_reason},
+            note=quality_override_reason,
+        )
     sent.save(update_fields=update)
     return sent
+
+
+@transaction.atomic
+def po_line_add(
+    *, po: PurchaseOrder, actor: Actor, part: Part, quantity: int, unit_price: Decimal
+) -> PurchaseOrderLine:
+    """Add a part to a draft purchase order (issue #29: a PM adds a line). The caller shows the PO's
+    quality warnings with it (`inventory.gates.po_quality_warnings`); sending then needs their override.
+    A part already on the PO is refused: its one line carries the total quantity."""
+    if quantity is None or quantity < 1:
+        raise InvalidInput("quantity", f"quantity of {part.mpn} must be at least 1.")
+    if unit_price is None or unit_price < 0:
+        raise InvalidInput("unit_price", f"unit price of {part.mpn} cannot be negative.")
+    locked = PurchaseOrder.objects.select_for_update().get(pk=po.pk)
+    if locked.status != PurchaseOrderStatus.DRAFT:
+        raise RuleViolation(
+            f"Purchase order {locked.number} is {locked.get_status_display().lower()}: "
+            "lines are added only to a draft.",
+            missing=["purchase order status draft"],
+            code="po_not_draft",
+        )
+    if locked.lines.filter(part=part).exists():
+        raise InvalidInput(
+            "part", f"{part.mpn} is already on {locked.number}; it is listed once, with its total quantity."
+        )
+    line = PurchaseOrderLine.objects.create(
+        purchase_order=locked, part=part, quantity=quantity, unit_price=unit_price
+    )
+    audit(
+        actor=actor,
+        verb="purchase_order.line_add",
+        obj=locked,
+        after={"line": line.pk, "part": part.mpn, "quantity": quantity, "unit_price": unit_price},
+    )
+    return line
 
 
 @transaction.atomic

@@ -3,16 +3,17 @@ nothing, with one stock movement each."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from inventory.choices import RECEIVABLE, ComponentStatus
 from inventory.countries import check_country
-from inventory.models import BatchLot, Component, PurchaseOrderLine, StockMovement
+from inventory.gates import receipt_quality_warnings
+from inventory.models import BatchLot, Component, Part, PurchaseOrder, PurchaseOrderLine, StockMovement
 from inventory.packing import PackingList, check_against_line
 from inventory.serials import normalize_serial
 from inventory.services.components import serials_seen_by
@@ -74,12 +75,14 @@ def _refuse_serials_on_record(*, packing: PackingList, manufacturer: str, actor:
 
 @dataclass(frozen=True)
 class Receipt:
-    """What one receiving call booked."""
+    """What one receiving call booked, and what the quality checks say about its lot code (issue #29: a
+    flagged lot that reappears), as sentences in the active language."""
 
     line: PurchaseOrderLine
     lot: BatchLot
     lot_created: bool
     components: list[Component]
+    quality_warnings: list[str] = field(default_factory=list)
 
 
 def po_line_receive(
@@ -177,20 +180,30 @@ def _receive(
     PurchaseOrderLine.objects.filter(pk=locked.pk).update(quantity_received=F("quantity_received") + count)
     locked.quantity_received += count
     settle_po_status(po=po, actor=actor)
-    audit(
-        actor=actor,
-        verb="purchase_order.receive",
-        obj=po,
-        after={
-            "line": locked.pk,
-            "part": part.mpn,
-            "lot": lot_code,
-            "count": count,
-            "received": locked.quantity_received,
-            "ordered": locked.quantity,
-        },
+    warnings = receipt_quality_warnings(part=part, supplier=po.supplier, lot_code=lot_code)
+    after: dict[str, Any] = {
+        "line": locked.pk,
+        "part": part.mpn,
+        "lot": lot_code,
+        "count": count,
+        "received": locked.quantity_received,
+        "ordered": locked.quantity,
+    }
+    stored = _in_english(warnings, part=part, po=po, lot_code=lot_code)
+    if stored:
+        after["quality_warnings"] = stored
+    audit(actor=actor, verb="purchase_order.receive", obj=po, after=after, note=" ".join(stored))
+    return Receipt(
+        line=locked, lot=lot, lot_created=lot_created, components=components, quality_warnings=warnings
     )
-    return Receipt(line=locked, lot=lot, lot_created=lot_created, components=components)
+
+
+def _in_english(warnings: list[str], *, part: Part, po: PurchaseOrder, lot_code: str) -> list[str]:
+    """The receipt checks' sentences as the audit row keeps them: in English, as every stored text is."""
+    if not warnings or (translation.get_language() or "en").startswith("en"):
+        return warnings
+    with translation.override("en"):
+        return receipt_quality_warnings(part=part, supplier=po.supplier, lot_code=lot_code)
 
 
 def _book_components(

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import translation
 
+from inventory.gates import po_quality_warnings
 from inventory.models import Part, Supplier
 from inventory.services import po_create
 from orders import gates
@@ -192,9 +193,13 @@ def order_procure(
 ) -> Order:
     """approved → procurement: draft one purchase order per preferred supplier and link them to the order.
 
-    The POs stay drafts for the PM to check and send; a non-EU supplier needs an override when it is sent.
+    The POs stay drafts for the PM to check and send; a non-EU supplier needs an override when it is sent,
+    and so does a PO the quality checks flag (issue #29): their sentences, by PO number, go into the audit
+    row (in English), and the PO shows them.
     """
     created: list[str] = []
+    # Only a flagged PO adds the key, so the row of a procurement without flags is as it was.
+    details: dict[str, Any] = {"purchase_orders": created}
 
     def build(locked: Order) -> None:
         # Runs under the order's lock, before the status changes; its POs commit with the transition.
@@ -208,6 +213,10 @@ def order_procure(
             )
             OrderPurchaseOrder.objects.create(order=locked, purchase_order=po)
             created.append(po.number)
+            with translation.override("en"):
+                warnings = po_quality_warnings(po)
+            if warnings:
+                details.setdefault("quality_warnings", {})[po.number] = warnings
 
     return _transition(
         order=order,
@@ -216,7 +225,7 @@ def order_procure(
         verb="procure",
         note=note,
         check=build,
-        details={"purchase_orders": created},
+        details=details,
     )
 
 

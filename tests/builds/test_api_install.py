@@ -147,6 +147,23 @@ def test_a_removal_needs_a_reason(bench):
     assert connector_map(bench)["PCIe-1"]["state"] == "free"
 
 
+def test_a_faulty_component_leaves_the_server_failed_for_its_supplier_return(bench):
+    install(bench, "GPU-L1-1", "PCIe-1")
+
+    response = post(
+        bench.t.user_p,
+        bench.url("remove/"),
+        {"serial": "GPU-L1-1", "reason": "uncorrectable ECC in burn-in", "failed": True},
+    )
+
+    assert response.status_code == 200, response.json()
+    component = Component.objects.get(serial="GPU-L1-1")
+    assert component.status == ComponentStatus.FAILED
+    assert not component.allocations.filter(released_at__isnull=True).exists()
+    assert component.movements.order_by("created_at", "id").last().reason.startswith("Removed as failed from")
+    assert connector_map(bench)["PCIe-1"]["state"] == "free"
+
+
 def test_removing_what_is_not_installed_is_a_409_and_an_unknown_serial_a_404(bench):
     assert post(bench.t.user_p, bench.url("allocate/"), {"serials": ["GPU-L1-1"]}).status_code == 201
     before = snapshot()

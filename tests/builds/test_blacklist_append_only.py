@@ -12,6 +12,7 @@ from django.db import DatabaseError, connection, transaction
 
 from builds.models import ConnectorBlacklist
 from tests.builds.bench_rig import blacklist
+from warranty.models import Attribution, SupplierReturn
 
 REASON = "intermittent link training at x8"
 
@@ -25,9 +26,11 @@ def _raw(sql: str) -> None:
 def test_a_flush_empties_the_blacklist_and_a_delete_is_still_refused(bench):
     assert blacklist(bench, "PCIe-1", REASON).status_code == 201
 
-    # What `manage.py flush` runs, for the blacklist's table alone, so the bench stays to blacklist again.
+    # What `manage.py flush` runs, for the blacklist's table alone (with the tables whose rows point at it:
+    # its failure attributions, and their supplier returns), so the bench stays to blacklist again.
     table = ConnectorBlacklist._meta.db_table
-    connection.ops.execute_sql_flush(connection.ops.sql_flush(no_style(), [table]))
+    tables = [SupplierReturn._meta.db_table, Attribution._meta.db_table, table]
+    connection.ops.execute_sql_flush(connection.ops.sql_flush(no_style(), tables))
 
     assert not ConnectorBlacklist.objects.exists()
     assert blacklist(bench, "PCIe-1", REASON).status_code == 201

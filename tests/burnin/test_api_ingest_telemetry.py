@@ -28,6 +28,7 @@ from tests.burnin.ingest_rig import (
     seed003_bytes,
     stored_samples,
 )
+from warranty.models import Attribution
 from werkbank.errors import InvalidInput
 from werkbank.models import AuditEvent
 
@@ -199,6 +200,8 @@ def test_deleting_a_run_deletes_its_samples(rig, django_capture_on_commit_callba
     Server.objects.filter(pk=rig.server.pk).update(status=ServerStatus.BURN_IN)
     assert _ingest(rig, django_capture_on_commit_callbacks, raw=encode(report)).status_code == 201
     first, second = BurnInRun.objects.order_by("pk")
+    # The attributions of its fail findings protect them (warranty: the evidence of a failure rate).
+    Attribution.objects.filter(finding__run=first).delete()
     first.delete()
     assert not TelemetrySample.objects.filter(run_id=first.pk).exists()
     assert TelemetrySample.objects.filter(run=second).count() == 6 * 310

@@ -82,7 +82,7 @@ def test_the_pages_in_the_frame_at_two_widths_and_in_print(
         browser.get(f"{live_server.url}{path}")
         menu = browser.find_element(By.CSS_SELECTOR, "header.top nav")
         links = [link.text for link in menu.find_elements(By.TAG_NAME, "a")]
-        assert links == ["Pipeline", "Admin", "Bench"], name
+        assert links == ["Pipeline", "Admin", "Bench", "Warranty report", "Quality"], name
         badges = browser.find_elements(By.CSS_SELECTOR, "main .badge")
         assert bool(badges) == (name not in {"site", "logout"}), name  # these two show no status
         assert all(badge.text.strip()[0] in "✓✕!›·" for badge in badges), name  # a symbol, then the word

@@ -9,9 +9,12 @@ receives.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from dateutil.relativedelta import relativedelta
+from django.utils import timezone
 
 from burnin.models import Finding, TelemetrySample
 from burnin.services.gate import finding_waive
@@ -22,10 +25,13 @@ from inventory.services import label_batch_request
 from orders.choices import OrderStatus
 from orders.models import Workload
 from orders.services import order_approve, order_procure, order_submit, order_update
+from pm.quality.rows import KINDS
+from pm.quality.selectors import quality_rows
 from tests import factories
 from tests.tenants_rig import Tenants, api_client
+from tests.warranty.report_rig import records_ending, stock, supplier
 from tests.werkbank import isolation_rig as iso
-from warranty.models import HandoverPack
+from warranty.models import Attribution, HandoverPack, SupplierReturn
 
 # --- the world: customer A's orders, built by partner P, in burn-in and deployed ------------------------
 
@@ -100,8 +106,29 @@ def _urls(w: World) -> dict[str, str]:
     b, d, order, po = w.builds, w.deployment, w.iso.order_a, w.iso.po_p
     lot = BatchLot.objects.get(lot_code="L-P")
     label_batch = label_batch_request(actor=w.t.user_p, lot=lot)
+    supplier_return = SupplierReturn.objects.create(  # a row as the PM's service leaves it: PMs only
+        number="SR-2026-0001",
+        component=Component.objects.get(serial="P-SERIAL-2"),
+        supplier_id=po.supplier_id,
+        reason="No PCIe link",
+        created_by=w.t.pm,
+    )
+    # The rules' row of the filed claim (PMs only).
+    attribution = Attribution.objects.get(claim=w.warranty.claim)
     run = w.gate.fail.run
+    # A record of customer A ending within 90 days and a spare near its supplier warranty's end (PMs only).
+    records_ending(w.t.customer_a, {"AUD-REPORT-1": 30})
+    stock(
+        supplier("Audience Parts GmbH", 36),
+        {"AUD-SPARE-1": timezone.localdate() + timedelta(days=20) - relativedelta(months=36)},
+    )
+    # The fleet's quality: each table's first row (the world's installations and its claim's attribution).
+    quality = {kind: quality_rows(kind)[0].key for kind in KINDS}
     return {
+        **{f"quality-{kind[:-1]}-list": f"/api/v1/quality/{kind}/" for kind in KINDS},
+        **{f"quality-{kind[:-1]}-detail": f"/api/v1/quality/{kind}/{key}/" for kind, key in quality.items()},
+        "warranty-report-list": "/api/v1/warranty/report/",
+        "warranty-spares-ending-list": "/api/v1/warranty/spares-ending/",
         "organization-list": "/api/v1/organizations/",
         "organization-detail": "/api/v1/organizations/{org}/",
         "part-list": "/api/v1/inventory/parts/",
@@ -175,6 +202,10 @@ def _urls(w: World) -> dict[str, str]:
         "warranty-registration-detail": f"/api/v1/warranty/registrations/{w.warranty.registration.pk}/",
         "warranty-claim-list": "/api/v1/warranty/claims/",
         "warranty-claim-detail": f"/api/v1/warranty/claims/{w.warranty.claim.pk}/",
+        "warranty-supplier-return-list": "/api/v1/warranty/supplier-returns/",
+        "warranty-supplier-return-detail": f"/api/v1/warranty/supplier-returns/{supplier_return.pk}/",
+        "warranty-attribution-list": "/api/v1/warranty/attributions/",
+        "warranty-attribution-detail": f"/api/v1/warranty/attributions/{attribution.pk}/",
         "handover-server-detail": f"/api/v1/handover/servers/{w.warranty.deployed.asset_tag}/",
         "handover-pack-list": f"/api/v1/handover/packs/?server={d.ready.pk}",
         "handover-pack-detail": f"/api/v1/handover/packs/{HandoverPack.objects.get(server=d.ready).pk}/",

@@ -410,6 +410,14 @@ ADMIN_SAVES: dict[str, tuple[str | None, Any]] = {
         "tests/warranty/test_admin.py::test_a_claim_is_decided_and_shipped_through_the_admin",
         ("warranty.claim_approve", "warranty.claim_ship_replacement"),
     ),
+    "warranty.supplierreturn": (
+        "tests/warranty/test_supplier_returns.py::test_the_admin_ships_and_closes_a_return_and_the_claim_links_it",
+        ("supplier_return.ship", "supplier_return.close"),
+    ),
+    "warranty.attribution": (
+        "tests/warranty/test_attribution.py::test_the_admin_confirms_and_corrects_through_the_service",
+        ("attribution.confirm", "attribution.correct"),
+    ),
     "warranty.handoverpack": (
         "tests/warranty/test_admin_packs.py::test_a_pm_asks_for_a_pack_and_runs_a_failed_one_again_in_the_admin",
         ("pack.request", "pack.retry"),

@@ -78,6 +78,9 @@ def test_every_list_runs_as_many_queries_for_one_row_as_for_two_hundred(world, w
     report: dict[str, tuple[int, int, int, int]] = {}
     for name, _viewset in LISTS:
         url = reverse(name)
+        # Once unmeasured: the fleet's quality tables are computed on the first read and kept
+        # (pm/quality/cache.py); both pages are then read the same way.
+        _get(user, url, {"limit": 1})
         one, one_rows, _ = _get(user, url, {"limit": 1})
         page, page_rows, _ = _get(user, url, {"limit": 200})
         report[name] = (one, page, one_rows, page_rows)

@@ -18,11 +18,16 @@ from __future__ import annotations
 
 import pytest
 
+from inventory.models import PurchaseOrder
+from tests import factories
 from tests.tenants_rig import api_client
 from tests.werkbank import isolation_rig as iso
+from tests.werkbank.audience_fields_report import REPORT_RECORD, SPARE_ENDING
 from tests.werkbank.audience_fields_rig import (
     ALLOCATION,
     APPROVAL,
+    ATTRIBUTION,
+    CLAIM_INTERNAL,
     COMPONENT,
     CONFIGURATION,
     CONNECTOR,
@@ -51,10 +56,12 @@ from tests.werkbank.audience_fields_rig import (
     PHOTO,
     PLACEMENT,
     PO,
+    PO_DETAIL,
     PO_INTERNAL,
     PO_LINE,
     POWER_FEED,
     PURCHASING,
+    QUALITY_ROW,
     RACK,
     RACK_POWER,
     ROI,
@@ -67,6 +74,7 @@ from tests.werkbank.audience_fields_rig import (
     SUBCONTRACTOR,
     SUPPLIER,
     SUPPLIER_NAME,
+    SUPPLIER_RETURN,
     TELEMETRY,
     TRANSITION_CHECKS,
     WARRANTY_CLAIM,
@@ -106,7 +114,8 @@ TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     "supplier-list": Shape(pm=page(SUPPLIER), partner=NO_ROWS, customer=NO_ROWS),
     "supplier-detail": Shape(pm=SUPPLIER, partner=404, customer=404),
     "purchase-order-list": _bench(PO, internal=PO_INTERNAL, list_route=True),
-    "purchase-order-detail": _bench(PO, internal=PO_INTERNAL),
+    "purchase-order-detail": _bench(PO_DETAIL, internal=PO_INTERNAL | {"quality_warnings"}),
+    "purchase-order-lines": Checked("test_a_line_added_to_a_po_answers_a_pm_only"),
     "purchase-order-send": SameAs("purchase-order-detail"),
     "purchase-order-cancel": SameAs("purchase-order-detail"),
     "purchase-order-close": SameAs("purchase-order-detail"),
@@ -236,11 +245,32 @@ TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     "warranty-record-detail": _customer_row(WARRANTY_RECORD),
     "warranty-registration-list": _customer_row(WARRANTY_REGISTRATION, list_route=True),
     "warranty-registration-detail": _customer_row(WARRANTY_REGISTRATION),
-    "warranty-claim-list": _customer_row(WARRANTY_CLAIM, internal={"opened_by"}, list_route=True),
-    "warranty-claim-detail": _customer_row(WARRANTY_CLAIM, internal={"opened_by"}),
+    # Its supplier return is the builder's business with its supplier (PMs only).
+    "warranty-claim-list": _customer_row(WARRANTY_CLAIM, internal=CLAIM_INTERNAL, list_route=True),
+    "warranty-claim-detail": _customer_row(WARRANTY_CLAIM, internal=CLAIM_INTERNAL),
     **{
         f"warranty-claim-{name}": SameAs("warranty-claim-detail")
         for name in ("confirm", "dismiss", "approve", "reject", "ship-replacement", "close")
+    },
+    # Returns of failed components to their suppliers: purchasing, PMs only.
+    "warranty-supplier-return-list": Shape(pm=page(SUPPLIER_RETURN), partner=NO_ROWS, customer=NO_ROWS),
+    "warranty-supplier-return-detail": Shape(pm=SUPPLIER_RETURN, partner=404, customer=404),
+    "warranty-supplier-return-ship": SameAs("warranty-supplier-return-detail"),
+    "warranty-supplier-return-close": SameAs("warranty-supplier-return-detail"),
+    "warranty-attribution-list": Shape(pm=page(ATTRIBUTION), partner=NO_ROWS, customer=NO_ROWS),
+    "warranty-attribution-detail": Shape(pm=ATTRIBUTION, partner=404, customer=404),
+    "warranty-attribution-attribute": SameAs("warranty-attribution-detail"),
+    # The PM's warranty report and the spares near their supplier warranty's end: PMs only.
+    "warranty-report-list": Shape(pm=page(REPORT_RECORD), partner=NO_ROWS, customer=NO_ROWS),
+    "warranty-spares-ending-list": Shape(pm=page(SPARE_ENDING), partner=NO_ROWS, customer=NO_ROWS),
+    # The fleet's quality (pm/api): every customer's failures, every supplier's lots: PMs only.
+    **{
+        f"quality-{stem}-list": Shape(pm=page(QUALITY_ROW), partner=NO_ROWS, customer=NO_ROWS)
+        for stem in ("lot", "supplier", "part", "position")
+    },
+    **{
+        f"quality-{stem}-detail": Shape(pm=QUALITY_ROW | {"evidence"}, partner=404, customer=404)
+        for stem in ("lot", "supplier", "part", "position")
     },
     "handover-server-detail": _shared(HANDOVER_STATE, partner_lacks=set(), customer_lacks=set()),
     "handover-server-hand-over": SameAs("handover-server-detail"),
@@ -274,6 +304,8 @@ def test_the_table_withholds_every_internal_field():
         "supplier_name",
         "supplier_country",
         "non_eu_override_reason",
+        "quality_override_reason",
+        "quality_warnings",
         "approval_override_reason",
         "override_reason",
         "lot_override_reason",
@@ -386,6 +418,20 @@ def test_a_partners_receipt_names_no_supplier(world):
     body = {"lot": "L-P2", "date_code": "2527", "origin": "TW", "serials": "P-SERIAL-4"}
     response = api_client(world.t.pm).post(url, body, format="json")
     assert response.json()["lot"]["supplier_name"] == world.iso.po_p.supplier.name
+
+
+def test_a_line_added_to_a_po_answers_a_pm_only(world):
+    """A PM's answer is the line with its price and the PO's quality warnings; a partner who sees the PO
+    may not add to it, a customer does not see it."""
+    po = world.iso.po_p
+    PurchaseOrder.objects.filter(pk=po.pk).update(status="draft")
+    url = f"/api/v1/inventory/purchase-orders/{po.pk}/lines/"
+    body = {"part": factories.PartFactory().pk, "quantity": 2, "unit_price": "10.00"}
+    assert api_client(world.t.user_p).post(url, body, format="json").status_code == 403
+    assert api_client(world.t.user_a).post(url, body, format="json").status_code == 404
+    response = api_client(world.t.pm).post(url, body, format="json")
+    assert response.status_code == 201, response.content
+    assert set(response.json()) == PO_LINE | {"quality_warnings"}
 
 
 def test_pm_tools_refuse_tenants(world):

@@ -150,6 +150,14 @@ DRIFT_CLAIMS = "tests/warranty/test_services_drift_claims.py"
 DRIFT_DRAFT = f"{DRIFT_CLAIMS}::test_each_fail_drift_drafts_one_claim_on_its_cards_record_and_tells_the_pms"
 
 
+SUPPLIER_RETURN = (
+    "tests/warranty/test_supplier_returns.py::"
+    "test_a_return_from_a_claim_brings_a_replacement_into_the_same_lot"
+)
+
+ATTRIBUTION = "tests/warranty/test_attribution.py"
+
+
 def exempt(reason: str) -> tuple[None, str]:
     return None, reason
 
@@ -198,6 +206,10 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "inventory.services:po_cancel": (("purchase_order.cancel",), f"{PO_TRANSITIONS}[cancel]"),
     "inventory.services:po_close": (("purchase_order.close",), f"{PO_TRANSITIONS}[close]"),
     "inventory.services:po_line_receive": (("purchase_order.receive",), CORE),
+    "inventory.services:po_line_add": (
+        ("purchase_order.line_add",),
+        "tests/inventory/test_quality_gate.py::test_po_line_add_adds_an_audited_line_to_a_draft",
+    ),
     "inventory.services:warehouse_location": exempt("a read: the location text of a workshop"),
     "inventory.services:Receipt": exempt("the result of po_line_receive, a data class"),
     "inventory.services:label_batch_request": (("label_batch.request",), LABEL_BATCHES),
@@ -210,6 +222,7 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         "a step of install, remove and allocate (which audit): it writes a StockMovement ledger row with "
         "the actor for every component"
     ),
+    "inventory.services:component_receive_replacement": (("component.receive_replacement",), SUPPLIER_RETURN),
     # orders
     "orders.services:TRANSITION_SERVICES": exempt("a map of the transition services below"),
     "orders.services:configuration_create": (("configuration.create",), CORE),
@@ -445,6 +458,30 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         "outcome (pack.generate, pack.fail) are audited"
     ),
     "warranty.services:pack_render": exempt("renders the PDF and ZIP in memory; stores nothing"),
+    "warranty.services:supplier_return_open": (("supplier_return.open",), SUPPLIER_RETURN),
+    "warranty.services:supplier_return_ship": (("supplier_return.ship",), SUPPLIER_RETURN),
+    "warranty.services:supplier_return_close": (("supplier_return.close",), SUPPLIER_RETURN),
+    # warranty: failure attribution (issue #29)
+    "warranty.services:attribute_run": (
+        ("attribution.repropose",),
+        f"{ATTRIBUTION}::test_a_move_that_trains_x16_keeps_it_on_the_connector",
+    ),
+    "warranty.services:attribute_claim": exempt(
+        "the rules' row is written in claim_open's transaction, whose warranty.claim_open row covers it; a "
+        "PM's confirmation or correction is audited (attribution_confirm)"
+    ),
+    "warranty.services:attribute_blacklist": exempt(
+        "the rules' row is written in the blacklisting's transaction, whose server.blacklist_connector row "
+        "covers it; a PM's confirmation or correction is audited (attribution_confirm)"
+    ),
+    "warranty.services:attribution_confirm": (
+        ("attribution.confirm", "attribution.correct"),
+        f"{ATTRIBUTION}::test_the_admin_confirms_and_corrects_through_the_service",
+    ),
+    "warranty.services:pm_digest_send": (
+        ("warranty.pm_digest",),
+        "tests/warranty/test_pm_digest.py::test_the_digest_lists_what_ends_ended_and_waits",
+    ),
 }
 
 

@@ -34,6 +34,8 @@ from tests.werkbank.test_isolation_builds import (
     BURNIN_GATE_CASES,
 )
 from tests.werkbank.test_isolation_deployment import DEPLOYMENT_CASES, PACK_CASES, WARRANTY_CASES
+from tests.werkbank.test_isolation_quality import QUALITY_CASES
+from tests.werkbank.test_isolation_report import REPORT_CASES
 from werkbank.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -192,6 +194,16 @@ def _po_action(action: str) -> Callable[[World], None]:
     return case
 
 
+def purchase_order_lines(w: World) -> None:
+    url = f"/api/v1/inventory/purchase-orders/{w.po_p.pk}/lines/"
+    line = w.po_p.lines.get()
+    body = {"part": line.part_id, "quantity": 1, "unit_price": "1.00"}
+    _assert_404(w.not_partner_p, "post", url, body)
+    # The receiving partner sees the PO but does not add to it.
+    assert api_client(w.t.user_p).post(url, body, format="json").status_code == 403
+    assert w.po_p.lines.count() == 1
+
+
 def purchase_order_line_list(w: World) -> None:
     line = w.po_p.lines.get()
     assert _ids(api_client(w.t.user_p).get("/api/v1/inventory/purchase-order-lines/")) == {line.pk}
@@ -317,6 +329,7 @@ CORE_CASES: dict[str, Callable[[World], None]] = {
     "purchase-order-list": purchase_order_list,
     "purchase-order-detail": purchase_order_detail,
     **{f"purchase-order-{action}": _po_action(action) for action in ("send", "cancel", "close")},
+    "purchase-order-lines": purchase_order_lines,
     "purchase-order-line-list": purchase_order_line_list,
     "purchase-order-line-detail": purchase_order_line_detail,
     "purchase-order-line-receive": purchase_order_line_receive,
@@ -346,6 +359,8 @@ CASES: dict[str, Callable[[World], None]] = {
     **DEPLOYMENT_CASES,
     **WARRANTY_CASES,
     **PACK_CASES,
+    **QUALITY_CASES,
+    **REPORT_CASES,
 }
 
 

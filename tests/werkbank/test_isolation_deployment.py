@@ -234,6 +234,81 @@ def handover_server_hand_over(w: World) -> None:
     assert x.deployed.status == ServerStatus.DEPLOYED
 
 
+def _supplier_return(w: World) -> Any:
+    """A return of A's GPU P-SERIAL-2 to its supplier, as the PM's service leaves it (PMs only)."""
+    from inventory.models import Component
+    from warranty.models import SupplierReturn
+
+    return SupplierReturn.objects.create(
+        number="SR-2026-0001",
+        component=Component.objects.get(serial="P-SERIAL-2"),
+        supplier_id=w.po_p.supplier_id,
+        reason="No PCIe link",
+        created_by=w.t.pm,
+    )
+
+
+def _members(w: World) -> list[Any]:
+    """Supplier returns are purchasing: even customer A, whose card it was, and partner P see none."""
+    return [w.t.user_a, *w.intruders]
+
+
+def supplier_return_list(w: World) -> None:
+    returned = _supplier_return(w)
+    assert returned.pk in _ids(api_client(w.t.pm).get("/api/v1/warranty/supplier-returns/"))
+    for user in _members(w):
+        assert _ids(api_client(user).get("/api/v1/warranty/supplier-returns/")) == set(), user.username
+        body = {"component": returned.component_id, "reason": "mine"}
+        response = api_client(user).post("/api/v1/warranty/supplier-returns/", body, format="json")
+        assert response.status_code == 403, user.username
+
+
+def _supplier_return_route(action: str, body: dict) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        returned = _supplier_return(w)
+        url = f"/api/v1/warranty/supplier-returns/{returned.pk}/{action}"
+        events = AuditEvent.objects.count()
+        _assert_404(_members(w), "post" if action else "get", url, body)
+        returned.refresh_from_db()
+        assert returned.status == "open" and AuditEvent.objects.count() == events
+
+    return case
+
+
+def _attribution(w: World) -> Any:
+    """A connector of A's server blacklisted on the bench, attributed to it (PMs only, as purchasing)."""
+    from django.utils import timezone
+
+    from builds.models import ConnectorBlacklist
+    from warranty.models import Attribution
+
+    b = _builds(w)
+    blacklist = ConnectorBlacklist.objects.create(connector=b.connector, reason="x8 link")
+    return Attribution.objects.create(
+        server=b.server, stage="bench", occurred_at=timezone.now(), blacklist=blacklist,
+        proposed_cause="connector", proposed_reason="Blacklisted.", cause="connector", connector=b.connector,
+    )  # fmt: skip
+
+
+def attribution_list(w: World) -> None:
+    attribution = _attribution(w)
+    assert attribution.pk in _ids(api_client(w.t.pm).get("/api/v1/warranty/attributions/"))
+    for user in _members(w):
+        assert _ids(api_client(user).get("/api/v1/warranty/attributions/")) == set(), user.username
+
+
+def _attribution_route(action: str, body: dict) -> Callable[[World], None]:
+    def case(w: World) -> None:
+        attribution = _attribution(w)
+        url = f"/api/v1/warranty/attributions/{attribution.pk}/{action}"
+        events = AuditEvent.objects.count()
+        _assert_404(_members(w), "post" if action else "get", url, body)
+        attribution.refresh_from_db()
+        assert attribution.confirmed_at is None and AuditEvent.objects.count() == events
+
+    return case
+
+
 WARRANTY_CASES: dict[str, Callable[[World], None]] = {
     "warranty-record-list": warranty_record_lookup,
     "warranty-record-detail": _warranty_detail("records", "record"),
@@ -247,6 +322,13 @@ WARRANTY_CASES: dict[str, Callable[[World], None]] = {
     "warranty-claim-reject": _warranty_claim_action("reject", {"note": "x"}),
     "warranty-claim-ship-replacement": _warranty_claim_action("ship-replacement", {"component": 1}),
     "warranty-claim-close": _warranty_claim_action("close", {"note": "x"}),
+    "warranty-supplier-return-list": supplier_return_list,
+    "warranty-supplier-return-detail": _supplier_return_route("", {}),
+    "warranty-supplier-return-ship": _supplier_return_route("ship/", {"supplier_rma_number": "X-1"}),
+    "warranty-supplier-return-close": _supplier_return_route("close/", {"outcome": "refused", "note": "x"}),
+    "warranty-attribution-list": attribution_list,
+    "warranty-attribution-detail": _attribution_route("", {}),
+    "warranty-attribution-attribute": _attribution_route("attribute/", {"cause": "connector"}),
     "handover-server-detail": handover_server_detail,
     "handover-server-hand-over": handover_server_hand_over,
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.apps import apps
 from django.core.management import call_command
@@ -47,12 +49,16 @@ def test_seed_demo_is_idempotent_and_loads_the_fleets(client, capsys):
         .order_by("lot_code")
         .values_list("count", flat=True)
     )
-    assert list(gpu_lots) == [8] * 8 + [4]
+    # ...and the first lot holds the replacement its supplier sent for a failed card (warranty.demo_quality).
+    assert list(gpu_lots) == [9] + [8] * 7 + [4]
     assert all(link.purchase_order.status == "received" for link in fleet.purchase_order_links.all())
     assert all(po.supplier.is_eu for po in PurchaseOrder.objects.all())
     # Fleet: BOM × 8 servers + 5 % spares, rounded up per part (263); the 7U machine without spares (30).
+    # The two failed cards went back to their supplier and its replacement arrived at our own warehouse: those
+    # three have no partner holding them.
     at_kentino = Component.objects.filter(holder__name="Kentino Werkstatt").count()
-    assert at_kentino == Component.objects.count() == 293
+    assert (at_kentino, Component.objects.count()) == (291, 294)
+    assert Component.objects.filter(holder__isnull=True).count() == 3
     assert orders["NEOXIS AD"].status == "roi_review"
     assert orders["Inferenzlabor GmbH"].status == "burn_in"
     bom = {line.part.mpn: line.quantity for line in fleet.configuration.lines.select_related("part")}
@@ -78,7 +84,10 @@ def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_
     settings.MEDIA_ROOT = tmp_path
     with django_capture_on_commit_callbacks(execute=True):
         call_command("seed_demo")
-    runs = {run.server.order.customer.name: run for run in BurnInRun.objects.select_related("server__order")}
+    burn_ins = (
+        BurnInRun.objects.filter(purpose="burn_in").select_related("server__order").order_by("started_at")
+    )
+    runs = {run.server.order.customer.name: run for run in burn_ins}  # each server's latest burn-in
 
     seven_u = runs["Inferenzlabor GmbH"]
     assert (seven_u.server.status, seven_u.result) == ("burn_in", "fail")
@@ -113,3 +122,19 @@ def test_seed_demo_loads_the_burn_in_runs(settings, tmp_path, django_capture_on_
     assert fleet.gpu_results.count() == 8
     assert (fleet.binding, fleet.full_load_s, fleet.target_s) == ("uuid", 72 * 3600, 72 * 3600)
     assert not fleet.findings.exclude(severity="info").exists()
+    # Its first run, five days earlier, failed by two cards, which the rework took out as faulty.
+    [first] = burn_ins.filter(server=fleet.server).exclude(pk=fleet.pk)
+    assert (first.result, first.accepted_at, fleet.started_at - first.started_at) == (
+        "fail",
+        None,
+        timedelta(days=5),
+    )
+    assert set(first.findings.filter(severity="fail").values_list("code", "gpu_index")) == {
+        ("gpu_ecc_uncorrectable", 2),
+        ("compute_errors", 5),
+    }
+    failed = {result.component for result in first.gpu_results.filter(index__in=(2, 5))}
+    # Both went back to their supplier: the first came back as a replacement, the second is still there.
+    assert {component.status for component in failed} == {"scrapped", "rma"}
+    assert len({component.lot_id for component in failed}) == 1
+    assert not ({result.component for result in fleet.gpu_results.all()} & failed)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from inventory.models import Component
-from warranty.models import WarrantyClaim, WarrantyRecord, WarrantyRegistration
+from warranty.models import SupplierReturn, WarrantyClaim, WarrantyRecord, WarrantyRegistration
 from werkbank.api.serializers import AudienceFieldsMixin
 
 
@@ -74,9 +77,18 @@ class WarrantyRegistrationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class SupplierReturnLinkSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.CharField()
+    status = serializers.CharField()
+
+
 class WarrantyClaimSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     serial = serializers.CharField(source="record.serial", read_only=True)
     opened_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    supplier_return = serializers.SerializerMethodField(
+        help_text="The return of the failed component to its supplier, if any (PMs only)."
+    )
 
     class Meta:
         model = WarrantyClaim
@@ -92,11 +104,21 @@ class WarrantyClaimSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "replacement_record",
             "finding",
             "opened_by",
+            "supplier_return",
             "created_at",
             "updated_at",
         ]
         read_only_fields = fields
-        pm_only_fields = ["opened_by"]  # a login name (werkbank/audiences.py)
+        # A login name, and the builder's business with its supplier (werkbank/audiences.py).
+        pm_only_fields = ["opened_by", "supplier_return"]
+
+    @extend_schema_field(SupplierReturnLinkSerializer(allow_null=True))
+    def get_supplier_return(self, claim: WarrantyClaim) -> dict[str, Any] | None:
+        try:
+            supplier_return = claim.supplier_return
+        except SupplierReturn.DoesNotExist:
+            return None
+        return {"id": supplier_return.pk, "number": supplier_return.number, "status": supplier_return.status}
 
 
 class ClaimOpenSerializer(serializers.Serializer):

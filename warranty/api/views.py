@@ -79,7 +79,7 @@ class WarrantyClaimViewSet(
     """Claims (RMA): open → approved or rejected → replacement_shipped → closed, one POST per step; a claim
     drafted from a drift finding is confirmed (→ open) or dismissed first."""
 
-    queryset = WarrantyClaim.objects.select_related("record", "opened_by")
+    queryset = WarrantyClaim.objects.select_related("record", "opened_by", "supplier_return")
     # A customer files claims too: the record's lookup answers 404 to whoever does not see it, and the
     # decisions say 403 to a member who sees the claim (require_pm).
     permission_classes = [IsAuthenticated]

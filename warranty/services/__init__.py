@@ -4,10 +4,17 @@ Every service is atomic, locks what it changes, and writes an audit event in the
 import from this package; the modules are `registrations` (the warranty registered in the customer's name
 at allocation), `records` (one record per serial at handover), `handover` (a server to its customer, and
 the order that closes with its last server), `claims` (RMA with replacement lineage, and the drafts a drift
-finding makes), `expiry` (the daily digests) and `packs` (handover packs: the PDF and ZIP rendered by a
-Celery task).
+finding makes), `expiry` (the daily digests), `packs` (handover packs: the PDF and ZIP rendered by a
+Celery task), `supplier_returns` (failed components back to their suppliers), `digest` (the PMs' weekly
+warranty digest) and `attribution` (what caused each failure: proposed, confirmed or corrected).
 """
 
+from warranty.services.attribution import (
+    attribute_blacklist,
+    attribute_claim,
+    attribute_run,
+    attribution_confirm,
+)
 from warranty.services.claims import (
     claim_approve,
     claim_close,
@@ -19,13 +26,23 @@ from warranty.services.claims import (
     claim_reject,
     claim_ship_replacement,
 )
+from warranty.services.digest import pm_digest_send
 from warranty.services.expiry import expiry_notice_send, expiry_notify
 from warranty.services.handover import server_hand_over
 from warranty.services.packs import pack_generate, pack_progress, pack_render, pack_request, pack_retry
 from warranty.services.records import warranty_records_create
 from warranty.services.registrations import registrations_record
+from warranty.services.supplier_returns import (
+    supplier_return_close,
+    supplier_return_open,
+    supplier_return_ship,
+)
 
 __all__ = [
+    "attribute_blacklist",
+    "attribute_claim",
+    "attribute_run",
+    "attribution_confirm",
     "claim_approve",
     "claim_close",
     "claim_confirm",
@@ -42,7 +59,11 @@ __all__ = [
     "pack_render",
     "pack_request",
     "pack_retry",
+    "pm_digest_send",
     "registrations_record",
     "server_hand_over",
+    "supplier_return_close",
+    "supplier_return_open",
+    "supplier_return_ship",
     "warranty_records_create",
 ]

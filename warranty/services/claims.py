@@ -28,6 +28,7 @@ from inventory.models import Component
 from warranty.choices import CLAIM_OPEN, CLAIM_TRANSITIONS, ClaimStatus, RecordKind
 from warranty.models import WarrantyClaim, WarrantyRecord
 from warranty.selectors import component_description
+from warranty.services.attribution import attribute_claim
 from warranty.services.records import remaining_months
 from werkbank.access import is_pm, pm_users
 from werkbank.audit import audit, user_or_none
@@ -116,6 +117,7 @@ def claim_open(*, record: WarrantyRecord, actor: Actor, description: str) -> War
         after={"status": claim.status, "serial": locked.serial, "number": claim.number},
         note=description,
     )
+    attribute_claim(claim=claim, actor=actor)  # a claim a person filed is a failure of its component
     return claim
 
 
