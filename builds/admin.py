@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin import helpers
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
@@ -37,6 +39,7 @@ from builds.services import (
     layout_connector_update,
     layout_create,
     layout_update,
+    order_assign_partner,
     server_mark_assembled,
     server_set_chassis_serial,
     server_start_assembly,
@@ -55,6 +58,8 @@ from werkbank.admin import (
     progress,
     shortened,
 )
+from werkbank.choices import OrganizationKind
+from werkbank.models import Organization
 
 
 class InstallationInline(ReadOnlyInline):
@@ -115,7 +120,7 @@ class ServerAdmin(PMAdmin):
         "timeline",
     ]
     inlines = [InstallationInline, StepInline]
-    actions = ["start_assembly", "mark_assembled"]
+    actions = ["assign_partner", "start_assembly", "mark_assembled"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # servers come from the order (procurement) or the API
@@ -179,6 +184,39 @@ class ServerAdmin(PMAdmin):
     @admin.display(description="Audit timeline")
     def timeline(self, obj: Server) -> str:
         return audit_timeline(obj)
+
+    @admin.action(description="Assign the selected servers to an assembly partner")
+    def assign_partner(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        """An intermediate page picks the partner; then one assignment per order (one e-mail each)."""
+        partners = Organization.objects.filter(kind=OrganizationKind.PARTNER).order_by("name")
+        partner = partners.filter(pk=request.POST.get("partner") or 0).first()
+        if "apply" not in request.POST or partner is None:
+            return TemplateResponse(
+                request,
+                "admin/builds/server/assign_partner.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": "Assign servers to an assembly partner",
+                    "servers": queryset.select_related("order", "partner"),
+                    "partners": partners,
+                    "action": request.POST.get("action"),
+                    "missing_partner": "apply" in request.POST,
+                    "opts": self.model._meta,
+                    "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
+        by_order: dict[int, list[Server]] = {}
+        for server in queryset.select_related("order").order_by("order_id", "sequence"):
+            by_order.setdefault(server.order_id, []).append(server)
+        self.run_for_each(
+            request,
+            [servers[0].order for servers in by_order.values()],
+            lambda order: order_assign_partner(
+                order=order, actor=request.user, partner=partner, servers=by_order[order.pk]
+            ),
+            f"assigned to {partner.name}",
+        )
+        return None
 
     @admin.action(description="Start assembly of the selected servers")
     def start_assembly(self, request: HttpRequest, queryset: QuerySet) -> None:

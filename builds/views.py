@@ -32,6 +32,7 @@ from builds.models import Connector, Installation, Server
 from builds.panels import server_panels
 from builds.proposals import bench_proposals
 from builds.steps import data_lines
+from inventory.receiving_page import deliveries_to_receive
 from werkbank.access import is_pm
 from werkbank.errors import DomainError, InvalidInput, RuleViolation, UnknownObject
 
@@ -89,6 +90,7 @@ class BenchListView(BenchMixin, ListView):
             statuses=ServerStatus.choices,
             filtered=bool(query),
             page_query=urlencode(query),
+            deliveries=deliveries_to_receive(self.request.user),  # one query: POs with lines open
             **kwargs,
         )
 

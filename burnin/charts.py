@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.html import escape
 from django.utils.translation import gettext as _
 
@@ -227,6 +227,30 @@ def _typical_step(t_s: Sequence[float]) -> float:
     return steps[len(steps) // 2] if steps else 0.0
 
 
+def _tick(value: float) -> str:
+    """An axis label as Python's `,.6g` writes it ("1,250", "0.5"), with the active language's separators
+    (German "1.250", "0,5")."""
+    marks = {",": formats.get_format("THOUSAND_SEPARATOR"), ".": formats.get_format("DECIMAL_SEPARATOR")}
+    return "".join(marks.get(char, char) for char in f"{value:,.6g}")
+
+
+def _throttle_rects(
+    telemetry: Telemetry, *, x: Callable[[float], float], height: float, hatch: str
+) -> list[str]:
+    """The shaded spans in which a GPU was throttled, each titled with its GPUs and times."""
+    rects = []
+    for span in throttle_spans(telemetry):
+        x0, x1 = x(span.start_s), x(span.end_s)
+        gpus = ", ".join(f"GPU {i}" for i in span.gpus)
+        title = _("throttled: %(span)s") % {"span": span.describe()}
+        rects.append(
+            f'<rect class="throttle" x="{x0:.1f}" y="{TOP}" width="{max(x1 - x0, 4):.1f}" height="{height}" '
+            f'fill="url(#{hatch})" stroke="#cf222e" stroke-width="0.5" data-gpus="{escape(gpus)}">'
+            f"<title>{escape(title)}</title></rect>"
+        )
+    return rects
+
+
 def telemetry_chart_svg(
     telemetry: Telemetry,
     *,
@@ -266,7 +290,12 @@ def telemetry_chart_svg(
     hatch = f"{escape(css)}-hatch"
     label = escape(
         _("%(title)s of %(count)s GPUs over %(hours)s h, in %(unit)s")
-        % {"title": title, "count": len(series), "hours": f"{span_s / 3600:.1f}", "unit": unit}
+        % {
+            "title": title,
+            "count": len(series),
+            "hours": formats.number_format(f"{span_s / 3600:.1f}", 1),
+            "unit": unit,
+        }
     )
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
@@ -279,19 +308,12 @@ def telemetry_chart_svg(
         f'<text x="{LEFT}" y="16" font-size="13" font-weight="600">{escape(title)}</text>',
     ]
     # Throttle spans first, under the grid and the lines.
-    for span in throttle_spans(telemetry):
-        x0, x1 = x(span.start_s), x(span.end_s)
-        gpus = ", ".join(f"GPU {i}" for i in span.gpus)
-        parts.append(
-            f'<rect class="throttle" x="{x0:.1f}" y="{TOP}" width="{max(x1 - x0, 4):.1f}" height="{plot_h}" '
-            f'fill="url(#{hatch})" stroke="#cf222e" stroke-width="0.5" data-gpus="{escape(gpus)}">'
-            f"<title>throttled: {escape(span.describe())}</title></rect>"
-        )
+    parts += _throttle_rects(telemetry, x=x, height=plot_h, hatch=hatch)
     tick = low
     while tick <= high + step / 2:
         parts.append(
             f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#e5e5e5"/>'
-            f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" font-size="11">{tick:,.6g}</text>'
+            f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" font-size="11">{_tick(tick)}</text>'
         )
         tick += step
     t_step = time_step(span_s)

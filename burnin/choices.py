@@ -3,6 +3,7 @@ finding."""
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class ReportPurpose(models.TextChoices):
@@ -26,28 +27,28 @@ COMPARED_PURPOSES = frozenset({ReportPurpose.FIELD_CHECK, ReportPurpose.POST_REP
 class RunResult(models.TextChoices):
     """The analysis' verdict when the report came in (the gate decides later, with the waivers)."""
 
-    PASS = "pass", "Pass"
-    FAIL = "fail", "Fail"
-    INCOMPLETE = "incomplete", "Incomplete"
+    PASS = "pass", pgettext_lazy("burn-in result", "Pass")
+    FAIL = "fail", pgettext_lazy("burn-in result", "Fail")
+    INCOMPLETE = "incomplete", pgettext_lazy("burn-in result", "Incomplete")
 
 
 class StageStatus(models.TextChoices):
     """As the probe reports it (`probe/schema/report-v1.schema.json`, `$defs.stage`)."""
 
-    OK = "ok", "OK"
-    SKIPPED = "skipped", "Skipped"
-    INTERRUPTED = "interrupted", "Interrupted"
-    FAILED = "failed", "Failed"
+    OK = "ok", pgettext_lazy("burn-in stage", "OK")
+    SKIPPED = "skipped", pgettext_lazy("burn-in stage", "Skipped")
+    INTERRUPTED = "interrupted", pgettext_lazy("burn-in stage", "Interrupted")
+    FAILED = "failed", pgettext_lazy("burn-in stage", "Failed")
 
 
 class Severity(models.TextChoices):
-    INFO = "info", "Info"
-    WARN = "warn", "Warning"
-    FAIL = "fail", "Fail"
+    INFO = "info", pgettext_lazy("finding severity", "Info")
+    WARN = "warn", pgettext_lazy("finding severity", "Warning")
+    FAIL = "fail", pgettext_lazy("finding severity", "Fail")
 
 
 class HardwareBinding(models.TextChoices):
     """How a run's GPUs were bound to the server's installed GPUs at ingest."""
 
-    SERIAL = "serial", "By serial"
-    UUID = "uuid", "By UUID"
+    SERIAL = "serial", _("By serial")
+    UUID = "uuid", _("By UUID")

@@ -23,7 +23,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 from builds.models import Server
 from deployment.elevation import rack_elevation_svg
+from deployment.forms import PlacementForm
 from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork, Site
+from deployment.resources import RackResource, ServerNetworkResource, SiteResource
 from deployment.services import (
     feed_create,
     feed_delete,
@@ -40,6 +42,7 @@ from deployment.services import (
 from deployment.services.network import normalize_mac
 from werkbank.access import is_pm
 from werkbank.admin import PMAdmin, ReadOnlyInline, admin_link, audit_timeline, badge, day, shortened
+from werkbank.admin_io import ServiceImportMixin
 from werkbank.errors import InvalidInput
 
 #: The PM viewing a change page: the elevations are drawn for them (a PM sees every server).
@@ -91,7 +94,8 @@ def _text(field: str, message: str) -> forms.ValidationError:
 
 
 @admin.register(Site)
-class SiteAdmin(ViewerAdmin):
+class SiteAdmin(ServiceImportMixin, ViewerAdmin):
+    resource_classes = [SiteResource]  # CSV import through site_create / site_update
     list_display = ["name", "kind", "short_operator", "customer_link", "country", "eu"]
     list_filter = ["kind", "country", "eu"]
     search_fields = ["name", "operator", "address", "customer__name"]
@@ -178,7 +182,8 @@ class PlacementInline(ReadOnlyInline):
 
 
 @admin.register(Rack)
-class RackAdmin(ViewerAdmin):
+class RackAdmin(ServiceImportMixin, ViewerAdmin):
+    resource_classes = [RackResource]  # CSV import through rack_create / rack_update
     list_display = ["name", "site", "height_u", "placed", "created_at"]
     list_filter = ["site"]
     search_fields = ["name", "site__name"]
@@ -272,28 +277,6 @@ class RackAdmin(ViewerAdmin):
 
 
 # --- placements ----------------------------------------------------------------------------------------
-
-
-class PlacementForm(forms.ModelForm):
-    class Meta:
-        model = RackPlacement
-        fields = ["server", "rack", "lowest_u", "face", "feeds", "measured_wall_w", "power_override_reason"]
-        labels = {"power_override_reason": "Override reason"}
-        help_texts = {
-            "power_override_reason": "Only when a circuit would carry more than its continuous limit: "
-            "why a PM accepts it.",
-            "lowest_u": "The lowest U the server occupies; its height comes from the configuration's "
-            "chassis.",
-        }
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if "server" in self.fields:
-            self.fields["server"].queryset = Server.objects.filter(placement__isnull=True).order_by(
-                "hostname"
-            )
-        if "feeds" in self.fields:
-            self.fields["feeds"].queryset = PowerFeed.objects.select_related("rack__site")
 
 
 @admin.register(RackPlacement)
@@ -418,7 +401,8 @@ class NetworkForm(forms.ModelForm):
 
 
 @admin.register(ServerNetwork)
-class ServerNetworkAdmin(PMAdmin):
+class ServerNetworkAdmin(ServiceImportMixin, PMAdmin):
+    resource_classes = [ServerNetworkResource]  # CSV import through network_set; no credentials
     form = NetworkForm
     list_display = ["server_link", "management_ip", "bmc_ip", "bmc_mac", "credentials", "updated_at"]
     search_fields = ["server__hostname", "management_ip", "bmc_ip", "bmc_mac"]

@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from deployment.models import Rack
-from deployment.selectors import ElevationSlot, FeedLoad, elevation_slots, feed_loads
+from deployment.selectors import ElevationSlot, FeedLoad, elevation_slots, feed_loads, figure
 
 U_H = 20  # px per U
 NUMBERS_W = 30  # the U number columns, left and right
@@ -62,10 +62,10 @@ def feed_caption(load: FeedLoad) -> str:
     """E.g. "A1 · 2,900 W of 2,944 W continuous (98.5 %) · 3,680 W rated"."""
     return _("%(feed)s · %(load)s W of %(limit)s W continuous (%(percent)s %%) · %(rated)s W rated") % {
         "feed": load.feed.name,
-        "load": f"{load.load_w:,.0f}",
-        "limit": f"{load.limit_w:,.0f}",
-        "percent": f"{load.percent_of_limit:.1f}",
-        "rated": f"{load.rated_w:,}",
+        "load": figure(load.load_w),
+        "limit": figure(load.limit_w),
+        "percent": figure(load.percent_of_limit, 1),
+        "rated": figure(load.rated_w),
     }
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db.models import F, Q, Sum
+from django.utils import formats
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from builds.choices import ServerStatus, status_in_sentence
@@ -33,6 +34,13 @@ from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, S
 from inventory.choices import PartCategory
 from orders.models import ConfigurationLine
 from werkbank.types import Actor
+
+
+def figure(value: float, digits: int = 0) -> str:
+    """A figure in the active language's format: rounded to `digits` decimals, thousands grouped ("2,900" and
+    "98.5"; German "2.900" and "98,5"). Rounded first: Django's number_format cuts a float's decimals off."""
+    return formats.number_format(round(value, digits), digits, use_l10n=True, force_grouping=True)
+
 
 SOURCE_LABELS = {
     "measured": gettext_lazy("measured at the outlet"),
@@ -97,12 +105,14 @@ class FeedLoad:
             "volts": self.feed.voltage_v,
             "amps": self.feed.current_a,
             "phases": self.feed.phases,
-            "load": f"{self.load_w:,.0f}",
-            "limit": f"{self.limit_w:,.0f}",
-            "factor": f"{settings.WERKBANK_CIRCUIT_CONTINUOUS_FACTOR:g}",
-            "rated": f"{self.rated_w:,}",
-            "percent": f"{self.percent_of_limit:.1f}",
-            "over": f"{-self.margin_w:,.0f}",
+            "load": figure(self.load_w),
+            "limit": figure(self.limit_w),
+            "factor": f"{settings.WERKBANK_CIRCUIT_CONTINUOUS_FACTOR:g}".replace(
+                ".", formats.get_format("DECIMAL_SEPARATOR")
+            ),
+            "rated": figure(self.rated_w),
+            "percent": figure(self.percent_of_limit, 1),
+            "over": figure(-self.margin_w),
         }
         if self.ok:
             return (

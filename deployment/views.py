@@ -19,6 +19,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 from django.views.decorators.http import require_POST
 
 from builds.gates import step_missing
@@ -138,9 +140,9 @@ def _server_response(request: HttpRequest, server: Server) -> HttpResponse:
         "power": power,
         "elevation": _elevation(placement.rack, request.user) if placement is not None else "",
         "network": network,
-        "bmc_credentials": "stored (encrypted)"
+        "bmc_credentials": _("stored (encrypted)")
         if network is not None and network.has_bmc_credentials
-        else "none",
+        else pgettext("BMC credentials", "none"),
         "listings": listings,
         # The deploy step's blockers from the registry every page asks (`builds.gates`), whatever the status.
         "missing": step_missing(name=DEPLOY, servers=[server])[server.pk],

@@ -6,9 +6,9 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import Count, F, Q, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from inventory.choices import LabelBatchStatus
@@ -23,6 +23,7 @@ from inventory.models import (
     StockMovement,
     Supplier,
 )
+from inventory.resources import PartResource, SupplierResource
 from inventory.services import (
     label_batch_request,
     part_create,
@@ -45,6 +46,7 @@ from werkbank.admin import (
     progress,
     shortened,
 )
+from werkbank.admin_io import ServiceImportMixin
 from werkbank.errors import DomainError
 
 
@@ -59,7 +61,8 @@ class ReadOnlyPMAdmin(PMAdmin):
 
 
 @admin.register(Part)
-class PartAdmin(PMAdmin):
+class PartAdmin(ServiceImportMixin, PMAdmin):
+    resource_classes = [PartResource]  # CSV import through part_create / part_update
     list_display = [
         "mpn",
         "short_name",
@@ -98,7 +101,8 @@ class PartAdmin(PMAdmin):
 
 
 @admin.register(Supplier)
-class SupplierAdmin(PMAdmin):
+class SupplierAdmin(ServiceImportMixin, PMAdmin):
+    resource_classes = [SupplierResource]  # CSV import through supplier_create / supplier_update
     list_display = ["name", "country", "is_eu", "vat_id", "contact_email"]
     list_filter = ["country"]
     search_fields = ["name", "vat_id"]
@@ -136,7 +140,7 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
     readonly_fields = ["timeline"]
     actions = ["send_selected", "close_selected", "print_labels"]
     #: Read-only links on the change page, after the model's own fields.
-    links = ["lines_received", "lots", "quality_warnings"]
+    links = ["lines_received", "lots", "quality_warnings", "supplier_copy"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The receipt progress for the listed page: two counts over the PO's lines, grouped in one query.
@@ -182,6 +186,34 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
         items = format_html_join("", "<li>{}</li>", ((sentence,) for sentence in warnings))
         return format_html('<ul class="gate-fail">{}</ul>', items)
 
+    @admin.display(description="Supplier's copy (PDF)")
+    def supplier_copy(self, obj: PurchaseOrder) -> str:
+        if not obj.document_sha256:
+            return "— (made and e-mailed when the PO is sent)"
+        sent_to = ", ".join(obj.document_emailed_to) or "nobody: the supplier has no contact e-mail"
+        url = reverse("admin:inventory_purchaseorder_document", args=[obj.pk])
+        return format_html(
+            '<a href="{}">{}.pdf</a> · e-mailed to {} · SHA-256 <code>{}</code>',
+            url,
+            obj.number,
+            sent_to,
+            obj.document_sha256,
+        )
+
+    def get_urls(self) -> list[Any]:
+        download = self.admin_site.admin_view(self.document_view)
+        return [
+            path("<int:pk>/document.pdf", download, name="inventory_purchaseorder_document"),
+            *super().get_urls(),
+        ]
+
+    def document_view(self, request: HttpRequest, pk: int) -> FileResponse:
+        """The supplier's copy, for whoever may see the PO in the admin (PMs)."""
+        po = self.get_queryset(request).filter(pk=pk).first()
+        if po is None or not is_pm(request.user) or not po.document:
+            raise Http404("No such document.")
+        return FileResponse(po.document.open("rb"), as_attachment=True, filename=f"{po.number}.pdf")
+
     @admin.display(description="Audit timeline")
     def timeline(self, obj: PurchaseOrder) -> str:
         return audit_timeline(obj)
@@ -191,7 +223,8 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
         return is_pm(request.user)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [field.name for field in PurchaseOrder._meta.fields] + [*self.links, "timeline"]
+        shown = [field.name for field in PurchaseOrder._meta.fields if not field.name.startswith("document")]
+        return [*shown, *self.links, "timeline"]
 
     @admin.action(
         description="Send selected purchase orders (a quality-flagged PO asks for its override reasons; "

@@ -145,6 +145,10 @@ class PurchaseOrderQuerySet(VisibleToQuerySet):
         return self.filter(deliver_to__in=member_organizations(user, kind=OrganizationKind.PARTNER))
 
 
+def po_document_upload_to(po: PurchaseOrder, filename: str) -> str:
+    return f"purchase-orders/{po.created_at:%Y/%m}/{filename}"
+
+
 class PurchaseOrder(models.Model):
     """An order to one supplier, PO-YYYY-NNNN, optionally delivered to an assembly partner's workshop."""
 
@@ -170,6 +174,10 @@ class PurchaseOrder(models.Model):
     )
     notes = models.TextField(blank=True)
     sent_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The PDF the supplier was sent (issue #24), rendered once when the PO is sent, and whom it went to.
+    document = models.FileField(upload_to=po_document_upload_to, blank=True, max_length=255, editable=False)
+    document_sha256 = models.CharField(max_length=64, blank=True, editable=False)
+    document_emailed_to = models.JSONField(default=list, blank=True, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

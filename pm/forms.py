@@ -61,3 +61,29 @@ def transition_form(action: str, data: Any = None, **kwargs: Any) -> forms.Form:
         action, ReasonForm if action in REASON_REQUIRED else TransitionForm
     )
     return form_class(data, prefix=action, **kwargs)
+
+
+class AssignPartnerForm(forms.Form):
+    """Assign partner: the partner, and one server of the order (none: every open build)."""
+
+    partner = forms.ModelChoiceField(label=_("Assembly partner"), queryset=Organization.objects.none())
+    server = forms.ModelChoiceField(
+        label=_("Server"),
+        queryset=Organization.objects.none(),
+        required=False,
+        empty_label=_("Every open build of the order"),
+    )
+
+    def __init__(self, *args: Any, order: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["partner"].queryset = Organization.objects.filter(kind=OrganizationKind.PARTNER).order_by(
+            "name"
+        )
+        self.fields["server"].queryset = order.servers.order_by("sequence")
+        self.fields["server"].label_from_instance = lambda server: server.hostname
+
+
+class ServerNoteForm(forms.Form):
+    """A server step's optional note, written on its audit row."""
+
+    note = forms.CharField(label=_("Note"), required=False, max_length=2000)

@@ -1,10 +1,13 @@
 """The global search of the PM pages (`/pm/search/`): one box that finds an order, a server, a serial, a lot,
-a purchase order or a supplier, for PMs, and for partners' members within what they may see.
+a purchase order, a supplier, a customer, a site, a rack, or a server by its IP or MAC address, for PMs, and
+for partners' members within what they may see.
 
 Every read starts from `visible_to(user, ...)` of the model's own app, so a partner finds only the servers on
 its bench (purpose "bench": the page it can open), the components and lots delivered to its workshop or held
-there, and the purchase orders delivered to it. Orders and suppliers are never a partner's (their querysets
-give members none). Customers do not search here: the view answers them 404.
+there, and the purchase orders delivered to it; the sites and racks where a server it sees stands, and the
+addresses of those servers (deployment's querysets: the deployment pages they open answer the same).
+Orders, suppliers and customers are never a partner's (their querysets give members none). Customers do not
+search here: the view answers them 404.
 
 Two steps:
 
@@ -19,33 +22,50 @@ Two steps:
    for exact matches only. Supplier names also match by trigram similarity on PostgreSQL when nothing
    contains the query (a misspelt name still finds its supplier).
 
+Addresses are compared in their normal forms: an IP address exactly (`ipaddress`; by prefix in the partial
+step, "10.20." finds the 10.20.x.x servers), a MAC in any common spelling (3c:ec:ef:.., 3C-EC-EF-..,
+3cec.ef12.., bare hex; deployment.services.network.normalize_mac) exactly, and a part of one (at least three
+bytes bare, or two joined by colons, hyphens or Cisco dots) by containment. A query that is no address
+asks nothing of the addresses. Customers, sites and racks are small tables (tens to hundreds of rows, they
+do not grow with the fleet), so they have no search indexes of their own; an exact address is a lookup in
+the unique index of its column, and an address prefix scans the networks (one row per deployed server).
+
 Each step runs a fixed number of queries, however many rows match (one per kind, and one for the servers of
 the listed serials).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from dataclasses import dataclass, field
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from django.contrib.postgres.search import TrigramSimilarity
 from django.db import connection
-from django.db.models import F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Upper
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from builds.choices import ServerStatus
 from builds.models import Allocation, Installation, Server
 from builds.selectors import bench_servers_named, has_bench
+from deployment.choices import SiteKind
+from deployment.models import Rack, ServerNetwork, Site
+from deployment.services.network import normalize_mac
 from inventory.choices import ComponentStatus, PurchaseOrderStatus
 from inventory.models import BatchLot, Component, PurchaseOrder, Supplier
 from inventory.serials import normalize_serial
 from orders.choices import OrderStatus
 from orders.models import Order
 from werkbank.access import Purpose, is_pm
-from werkbank.choices import label_of
+from werkbank.choices import OrganizationKind, label_of
 from werkbank.errors import InvalidInput
+from werkbank.models import Organization
 
 #: The longest query accepted (longer is a 400 naming the field): the longest identifier searched is a
 #: supplier's name (200 characters in the model), but nobody types that; a serial is at most 64.
@@ -65,6 +85,10 @@ KINDS: dict[str, Any] = {
     "lot": _("Lots"),
     "purchase_order": _("Purchase orders"),
     "supplier": _("Suppliers"),
+    "customer": _("Customers"),
+    "site": _("Sites"),
+    "rack": _("Racks"),
+    "address": _("IP and MAC addresses"),
 }
 
 
@@ -187,6 +211,107 @@ def _suppliers(user: Any) -> QuerySet[Supplier]:
     return Supplier.objects.visible_to(user)
 
 
+def _customers(user: Any) -> QuerySet[Organization]:
+    customers = Organization.objects.visible_to(user).filter(kind=OrganizationKind.CUSTOMER)
+    return customers.annotate(order_count=Count("orders"))
+
+
+def _sites(user: Any) -> QuerySet[Site]:
+    return Site.objects.visible_to(user)
+
+
+def _racks(user: Any) -> QuerySet[Rack]:
+    return Rack.objects.visible_to(user).select_related("site")
+
+
+def _networks(user: Any) -> QuerySet[ServerNetwork]:
+    return ServerNetwork.objects.visible_to(user).select_related("server")
+
+
+# --- addresses -------------------------------------------------------------------------------------------
+
+#: The start of an IPv4 address ("10.20.", "10.20.0.1") or of an IPv6 one (hex groups with a colon).
+_IPV4_PREFIX = re.compile(r"[0-9]{1,3}(\.[0-9]{0,3}){1,3}")
+_IPV6_PREFIX = re.compile(r"[0-9a-f]{0,4}(:[0-9a-f]{0,4}){1,7}")
+#: Part of a MAC address: two or more hex pairs joined by colons or hyphens, Cisco groups of four joined by
+#: dots, or three to six bare pairs (an OUI or more: two bare pairs would find "2026" in every MAC).
+_MAC_PART = re.compile(r"[0-9a-f]{2}([:-][0-9a-f]{2})+|[0-9a-f]{4}(\.[0-9a-f]{4})+|([0-9a-f]{2}){3,6}")
+_MAC_SEPARATORS = re.compile(r"[:\-.]")
+
+#: The addresses of a server network, with their labels, in the order a hit names them.
+ADDRESS_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("management_ip", _("Management IP")),
+    ("bmc_ip", _("BMC IP")),
+    ("bmc_mac", _("BMC MAC")),
+)
+
+
+@dataclass(frozen=True)
+class AddressQuery:
+    """A query read as addresses, in their stored forms: what the networks are filtered by, and which of a
+    network's addresses a hit names. All None: the query is no address."""
+
+    ip: str | None = None
+    ip_prefix: str | None = None
+    mac: str | None = None
+    mac_part: str | None = None
+
+    @classmethod
+    def exact(cls, query: str) -> AddressQuery:
+        """The query as one whole IP address and as one whole MAC address, where it is either."""
+        try:
+            ip: str | None = str(ipaddress.ip_address(query))
+        except ValueError:
+            ip = None
+        try:
+            mac: str | None = normalize_mac(query)
+        except InvalidInput:
+            mac = None
+        return cls(ip=ip, mac=mac)
+
+    @classmethod
+    def partial(cls, query: str) -> AddressQuery:
+        """The query as the start of an IP address and as part of a MAC address, where it is either, and
+        as a whole one (an IPv6 address in another spelling than the stored one is no prefix of it)."""
+        lowered = query.lower()
+        is_ip = _IPV4_PREFIX.fullmatch(lowered) or (":" in lowered and _IPV6_PREFIX.fullmatch(lowered))
+        mac_part = None
+        if _MAC_PART.fullmatch(lowered):
+            digits = _MAC_SEPARATORS.sub("", lowered)
+            mac_part = ":".join(digits[i : i + 2] for i in range(0, len(digits), 2))
+        whole = cls.exact(query)
+        return cls(ip=whole.ip, ip_prefix=lowered if is_ip else None, mac=whole.mac, mac_part=mac_part)
+
+    def condition(self) -> Q | None:
+        """The filter of the networks, or None: nothing to ask."""
+        conditions = []
+        if self.ip:
+            conditions.append(Q(management_ip=self.ip) | Q(bmc_ip=self.ip))
+        if self.ip_prefix:
+            # On PostgreSQL Django compares HOST(inet), the address as text.
+            prefix = self.ip_prefix
+            conditions.append(Q(management_ip__startswith=prefix) | Q(bmc_ip__startswith=prefix))
+        if self.mac:
+            conditions.append(Q(bmc_mac=self.mac))
+        if self.mac_part:
+            conditions.append(Q(bmc_mac__contains=self.mac_part))
+        return reduce(or_, conditions) if conditions else None
+
+    def matches(self, name: str, value: str) -> bool:
+        """Whether the address `value` of the network's field `name` is one the query found."""
+        if name == "bmc_mac":
+            return value == self.mac or bool(self.mac_part and self.mac_part in value)
+        return value == self.ip or bool(self.ip_prefix and value.lower().startswith(self.ip_prefix))
+
+    def networks(self, user: Any) -> QuerySet[ServerNetwork]:
+        """The networks the user may see that have an address the query found (none, asking nothing, when
+        the query is no address)."""
+        condition = self.condition()
+        if condition is None:
+            return ServerNetwork.objects.none()
+        return _networks(user).filter(condition)
+
+
 # --- the hits --------------------------------------------------------------------------------------------
 
 
@@ -285,6 +410,55 @@ def _supplier_hit(supplier: Supplier) -> Hit:
     )
 
 
+def _customer_hit(customer: Organization, *, pm: bool) -> Hit:
+    count = customer.order_count  # type: ignore[attr-defined]
+    detail = [ngettext("%(n)s order", "%(n)s orders", count) % {"n": count}]
+    if customer.contact_email:
+        detail.append(customer.contact_email)
+    return Hit(
+        kind="customer",
+        pk=customer.pk,
+        title=customer.name,
+        detail=" · ".join(detail),
+        url=_admin_url(Organization, customer.pk) if pm else None,
+    )
+
+
+def _site_hit(site: Site) -> Hit:
+    return Hit(
+        kind="site",
+        pk=site.pk,
+        title=site.name,
+        detail=" · ".join([label_of(SiteKind, site.kind, site.kind), site.operator, site.country]),
+        url=reverse("deployment:site", args=[site.pk]),
+    )
+
+
+def _rack_hit(rack: Rack) -> Hit:
+    return Hit(
+        kind="rack",
+        pk=rack.pk,
+        title=rack.name,
+        detail=" · ".join([rack.site.name, f"{rack.height_u} U"]),
+        url=reverse("deployment:rack", args=[rack.pk]),
+    )
+
+
+def _address_hit(network: ServerNetwork, found: AddressQuery) -> Hit:
+    matched = [
+        (str(label), getattr(network, name))
+        for name, label in ADDRESS_FIELDS
+        if found.matches(name, str(getattr(network, name)))
+    ]
+    return Hit(
+        kind="address",
+        pk=network.pk,
+        title=", ".join(value for _label, value in matched),
+        detail=" · ".join([", ".join(label for label, _value in matched), network.server.hostname]),
+        url=reverse("deployment:server", args=[network.server_id]),
+    )
+
+
 # --- the two steps ---------------------------------------------------------------------------------------
 
 
@@ -303,6 +477,11 @@ def exact_matches(*, user: Any, query: str) -> list[Hit]:
     hits += [_lot_hit(lot, pm=pm) for lot in lots]
     hits += [_purchase_order_hit(po, pm=pm) for po in _purchase_orders(user).filter(number=upper)[:2]]
     hits += [_supplier_hit(s) for s in _suppliers(user).filter(name__iexact=query)[:2]]
+    hits += [_customer_hit(c, pm=pm) for c in _customers(user).filter(name__iexact=query)[:2]]
+    hits += [_site_hit(site) for site in _sites(user).filter(name__iexact=query)[:2]]
+    hits += [_rack_hit(rack) for rack in _racks(user).filter(name__iexact=query)[:2]]
+    address = AddressQuery.exact(query)
+    hits += [_address_hit(network, address) for network in address.networks(user)[:2]]
     return hits
 
 
@@ -339,6 +518,15 @@ def partial_matches(*, user: Any, query: str) -> list[Group]:
             similar.filter(similarity__gte=SUPPLIER_SIMILARITY).order_by("-similarity", "name")[:limit]
         )
     groups.append(_group("supplier", [_supplier_hit(s) for s in suppliers]))
+    customers = _customers(user).filter(name__icontains=query).order_by("name")[:limit]
+    groups.append(_group("customer", [_customer_hit(c, pm=pm) for c in customers]))
+    sites = _sites(user).filter(name__icontains=query).order_by("name")[:limit]
+    groups.append(_group("site", [_site_hit(site) for site in sites]))
+    racks = _racks(user).filter(name__icontains=query).order_by("site__name", "name")[:limit]
+    groups.append(_group("rack", [_rack_hit(rack) for rack in racks]))
+    address = AddressQuery.partial(query)
+    networks = address.networks(user).order_by("server__hostname")[:limit]
+    groups.append(_group("address", [_address_hit(network, address) for network in networks]))
     return [group for group in groups if group.hits]
 
 

@@ -31,7 +31,7 @@ from orders.choices import OrderStatus
 from orders.models import Order
 from orders.selectors import TransitionCheck, order_events, transition_checks_many
 from warranty.choices import CLAIM_OPEN
-from warranty.models import WarrantyClaim, WarrantyRecord
+from warranty.models import HandoverPack, WarrantyClaim, WarrantyRecord
 from werkbank.audiences import Audience
 from werkbank.choices import label_of
 from werkbank.models import AuditEvent
@@ -367,6 +367,18 @@ def order_servers(order: Order) -> list[Server]:
     for server in servers:
         server.pm_step = steps.get(server.pk)  # type: ignore[attr-defined]  # read by the templates
     return servers
+
+
+def server_pack_statuses(servers: list[Server]) -> dict[int, HandoverPack]:
+    """Each server's newest handover pack (any language, any status), in one query: the order page shows
+    whether the handover's pack is ready, and whether the dated revision after it is."""
+    newest: dict[int, HandoverPack] = {}
+    packs = HandoverPack.objects.filter(server_id__in=[server.pk for server in servers]).order_by(
+        "server_id", "-revision"
+    )
+    for pack in packs.only("pk", "server_id", "revision", "status", "language"):
+        newest.setdefault(pack.server_id, pack)
+    return newest
 
 
 def order_purchase_orders(order: Order) -> list[PurchaseOrder]:

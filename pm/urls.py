@@ -4,7 +4,8 @@ ROI page, the global search, the warranty report and the fleet's quality. Every 
 
 from django.urls import URLPattern, path
 
-from pm.views import pipeline, quality, warranty
+from pm.views import pipeline, quality, servers, warranty
+from pm.views.receiving import PurchaseOrderReceiveView
 from pm.views.roi import OrderROIView
 from pm.views.search import search_page
 
@@ -21,5 +22,9 @@ urlpatterns: list[URLPattern] = [
     path("quality/<slug:kind>/<path:key>/", quality.evidence_page, name="quality-evidence"),
     path("orders/<int:pk>/", pipeline.order_page, name="order"),
     path("orders/<int:pk>/roi/", OrderROIView.as_view(), name="order-roi"),
+    path("orders/<int:pk>/assign/", servers.order_assign, name="order-assign"),
+    path("servers/<int:pk>/pack/", servers.server_pack, name="server-pack"),
+    path("servers/<int:pk>/hand-over/", servers.server_hand_over_view, name="server-hand-over"),
+    path("purchase-orders/<int:pk>/receive/", PurchaseOrderReceiveView.as_view(), name="po-receive"),
     path("orders/<int:pk>/<slug:action>/", pipeline.order_transition, name="order-transition"),
 ]

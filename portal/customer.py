@@ -25,7 +25,8 @@ What a customer sees
     (other tenants' servers in it appear only as "occupied"); its own API tokens; its warranty records
     (looked up by serial), each with its replacement lineage both ways and its claims with their status
     and the decision note, which is written for the customer (a claim drafted from a drift finding shows
-    the finding's sentence with the baseline's figure and the new one).
+    the finding's sentence with the baseline's figure and the new one), and the logs and photos attached
+    to them (the file's name, kind and size, and its download after the access check).
 
 What a customer never sees
     The builder's internals: the PM's override reasons (approval, lot, power) and notes (order notes,
@@ -201,7 +202,9 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "server.placement": frozenset(
         {"site", "country", "rack", "rack_id", "lowest_u", "top_u", "face", "elevation_url"}
     ),
-    "server.pack": frozenset({"revision", "language", "generated_at", "pdf_url", "zip_url", "zip_sha256"}),
+    "server.pack": frozenset(
+        {"newest", "revision", "language", "generated_at", "pdf_url", "zip_url", "zip_sha256"}
+    ),
     "server.warranty": frozenset({"serial", "description", "start_date", "end_date", "state", "url"}),
     "tokens.token": frozenset({"token_key", "created", "expiry"}),
     # The warranty pages (portal/views/warranty.py): who opened a claim (a login name) and the PM's notes on
@@ -234,8 +237,14 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
             "decision_note",
             "replacement",
             "drift",
+            "attachments",
+            "attach_url",
+            "attach_form",
         }
     ),
+    # A claim's logs and photos: not who uploaded them (a login name). The form attaches more while the
+    # claim is in progress (`attach_url`, empty once it is decided).
+    "warranty.attachment": frozenset({"name", "kind", "kind_label", "size_bytes", "url"}),
     # A claim drafted from a drift finding: the finding's sentence in the reader's language, with the
     # figure at the baseline and the new one (the finding is the customer's: it is on its server's run).
     "warranty.drift": frozenset({"subject", "text", "run_date", "baseline", "value"}),

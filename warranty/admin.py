@@ -24,7 +24,15 @@ from inventory.models import Component
 from warranty.admin_attributions import AttributionAdmin  # noqa: F401 - registers the attributions' admin
 from warranty.admin_returns import SupplierReturnAdmin  # noqa: F401 - registers the supplier returns' admin
 from warranty.choices import CLAIM_TRANSITIONS, PACK_SERVER_STATUSES, ClaimStatus, PackLanguage, PackStatus
-from warranty.models import HandoverPack, SupplierReturn, WarrantyClaim, WarrantyRecord, WarrantyRegistration
+from warranty.models import (
+    ClaimAttachment,
+    HandoverPack,
+    SupplierReturn,
+    WarrantyClaim,
+    WarrantyRecord,
+    WarrantyRegistration,
+)
+from warranty.selectors import attachment_download_url
 from warranty.services import (
     claim_approve,
     claim_close,
@@ -34,7 +42,7 @@ from warranty.services import (
     claim_ship_replacement,
 )
 from warranty.services.packs import pack_request, pack_retry
-from werkbank.admin import PMAdmin, admin_link, audit_timeline, badge, shortened
+from werkbank.admin import PMAdmin, ReadOnlyInline, admin_link, audit_timeline, badge, shortened
 from werkbank.errors import DomainError, InvalidInput
 
 
@@ -136,9 +144,27 @@ class ClaimDecisionForm(forms.ModelForm):
         ]
 
 
+class ClaimAttachmentInline(ReadOnlyInline):
+    """The claim's logs and photos, each with its download (served after the access check)."""
+
+    model = ClaimAttachment
+    fields = readonly_fields = (
+        "download", "kind", "content_type", "size_bytes", "sha256", "uploaded_by", "uploaded_at",
+    )  # fmt: skip
+    verbose_name_plural = "Logs and photos"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).select_related("uploaded_by")
+
+    @admin.display(description="File")
+    def download(self, obj: ClaimAttachment) -> str:
+        return format_html('<a href="{}" download>{}</a>', attachment_download_url(obj.pk), obj.original_name)
+
+
 @admin.register(WarrantyClaim)
 class WarrantyClaimAdmin(PMAdmin):
     form = ClaimDecisionForm
+    inlines = [ClaimAttachmentInline]
     list_display = ["number", "record_link", "customer", "status_badge", "created_at"]
     list_filter = ["status"]
     list_select_related = ["record", "customer"]
@@ -153,6 +179,13 @@ class WarrantyClaimAdmin(PMAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # a claim is filed by the customer (portal, API) or a PM through the API
+
+    def get_formsets_with_inlines(self, request: HttpRequest, obj: Model | None = None) -> Any:
+        # The attachments' inline only shows: a POST (a decision) carries nothing of it, so it is not asked
+        # for its management form, and a decision posted alone is taken as before.
+        if request.method == "POST":
+            return
+        yield from super().get_formsets_with_inlines(request, obj)
 
     @admin.display(description="Warranty record", ordering="record__serial")
     def record_link(self, obj: WarrantyClaim) -> str:

@@ -52,6 +52,20 @@ CLAIM_OPEN = frozenset(
 )
 
 
+class AttachmentKind(models.TextChoices):
+    """What a file attached to a claim is, by its content (warranty.services.attachments)."""
+
+    LOG = "log", _("Log")
+    PHOTO = "photo", _("Photo")
+
+
+#: The content types a claim's attachment is stored as, by kind: photos re-encoded as they came (JPEG, PNG,
+#: WebP), logs kept as they came (plain text, gzip, ZIP).
+ATTACHMENT_TYPES: dict[str, tuple[str, ...]] = {
+    AttachmentKind.PHOTO: ("image/jpeg", "image/png", "image/webp"),
+    AttachmentKind.LOG: ("text/plain", "application/gzip", "application/zip"),
+}
+
 # --- fleet quality (issue #29) ------------------------------------------------------------------------
 
 

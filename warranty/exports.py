@@ -1,7 +1,8 @@
 """What an order's export carries of the warranty (see werkbank/exports.py): the handover packs of the
 order's servers with their PDF and ZIP, the warranty registrations and records (with their replacement
-lineage), the records' claims and expiry notices, and the attributions of the servers' failures. Not the
-supplier returns (our business with a supplier, about stock that is no order's) nor the PMs' digests."""
+lineage), the records' claims with their attachments (each with its file) and expiry notices, and the
+attributions of the servers' failures. Not the supplier returns (our business with a supplier, about stock
+that is no order's) nor the PMs' digests."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from werkbank import exports
 def register_exports() -> None:
     from warranty.models import (
         Attribution,
+        ClaimAttachment,
         ExpiryNotice,
         HandoverPack,
         PmDigest,
@@ -29,6 +31,11 @@ def register_exports() -> None:
             model,
             found=lambda record, model=model: model.objects.filter(record__in=record.pks(WarrantyRecord)),
         )
+    # A claim's logs and photos travel with it, their files too (the exporter carries a row's FileFields).
+    exports.carry(
+        ClaimAttachment,
+        found=lambda record: ClaimAttachment.objects.filter(claim__in=record.pks(WarrantyClaim)),
+    )
     exports.carry(Attribution, found=lambda record: Attribution.objects.filter(server__order=record.order))
     exports.leave_out(
         SupplierReturn,

@@ -3,6 +3,7 @@ with replacement lineage, and the expiry notices sent."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.conf import settings
@@ -14,8 +15,10 @@ from burnin.models import Finding
 from inventory.models import Component, Supplier
 from orders.models import Order
 from warranty.choices import (
+    ATTACHMENT_TYPES,
     CLAIM_OPEN,
     SUPPLIER_RETURN_OPEN,
+    AttachmentKind,
     ClaimStatus,
     FailureCause,
     FailureStage,
@@ -272,6 +275,94 @@ class WarrantyClaim(models.Model):
 
     def __str__(self) -> str:
         return self.number
+
+
+class ClaimAttachmentQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any, purpose: Purpose) -> ClaimAttachmentQuerySet:
+        # The claim's customer's members (and PMs): the partner that built the server sees no claim.
+        return self.filter(claim__customer__in=_customers_of(user))
+
+
+#: The stored file's extension by its content type (never the uploader's file name).
+ATTACHMENT_EXTENSIONS = {
+    "image/jpeg": "jpg",
+    "image/png": "png",
+    "image/webp": "webp",
+    "text/plain": "txt",
+    "application/gzip": "gz",
+    "application/zip": "zip",
+}
+
+
+#: The names a download keeps as they are, by content type; any other gets the type's extension added.
+ATTACHMENT_SUFFIXES = {
+    "image/jpeg": (".jpg", ".jpeg"),
+    "image/png": (".png",),
+    "image/webp": (".webp",),
+    "text/plain": (".txt", ".log"),
+    "application/gzip": (".gz", ".tgz"),
+    "application/zip": (".zip",),
+}
+
+
+def attachment_upload_to(attachment: ClaimAttachment, filename: str) -> str:
+    extension = ATTACHMENT_EXTENSIONS.get(attachment.content_type, "bin")
+    return f"claim-attachments/{attachment.claim_id}/{uuid.uuid4().hex}.{extension}"
+
+
+class ClaimAttachment(models.Model):
+    """A log or a photo attached to a claim by its customer (or a PM), checked by its content and served
+    only after the access check (warranty.services.attachments). A photo is stored re-encoded, a log as it
+    came; `sha256` and `size_bytes` are of the stored bytes."""
+
+    claim = models.ForeignKey(WarrantyClaim, on_delete=models.PROTECT, related_name="attachments")
+    file = models.FileField(upload_to=attachment_upload_to, max_length=200)
+    kind = models.CharField(max_length=8, choices=AttachmentKind.choices)
+    content_type = models.CharField(max_length=32)
+    original_name = models.CharField(max_length=200, help_text="The file's name as it was uploaded.")
+    size_bytes = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ClaimAttachmentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["claim_id", "uploaded_at", "id"]
+        indexes = [models.Index(fields=["claim", "uploaded_at", "id"], name="claim_attachment_claim_time")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(
+                    kind=AttachmentKind.PHOTO, content_type__in=ATTACHMENT_TYPES[AttachmentKind.PHOTO]
+                )
+                | Q(kind=AttachmentKind.LOG, content_type__in=ATTACHMENT_TYPES[AttachmentKind.LOG]),
+                name="%(app_label)s_%(class)s_type_matches_kind",
+                violation_error_message="A photo is a JPEG, PNG or WebP image; a log is text, gzip or ZIP.",
+            ),
+            models.CheckConstraint(
+                condition=Q(sha256__regex=r"^[0-9a-f]{64}$") & Q(size_bytes__gt=0),
+                name="%(app_label)s_%(class)s_has_sha256_and_size",
+                violation_error_message="An attachment has its SHA-256 and a size of at least one byte.",
+            ),
+            # The same file twice on one claim is one attachment: a form sent again adds nothing.
+            models.UniqueConstraint(
+                fields=["claim", "sha256"],
+                name="%(app_label)s_%(class)s_once_per_claim",
+                violation_error_message="This file is already attached to this claim.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.original_name} on {self.claim}"
+
+    @property
+    def download_name(self) -> str:
+        """The uploader's name, ending as its content is: "dmesg" (text) downloads as "dmesg.txt"."""
+        if self.original_name.lower().endswith(ATTACHMENT_SUFFIXES.get(self.content_type, ())):
+            return self.original_name
+        return f"{self.original_name}.{ATTACHMENT_EXTENSIONS.get(self.content_type, 'bin')}"
 
 
 class ExpiryNotice(models.Model):

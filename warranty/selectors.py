@@ -22,6 +22,7 @@ from typing import Any
 from dateutil.relativedelta import relativedelta
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -356,6 +357,17 @@ def drift_record(*, finding: Finding) -> WarrantyRecord | None:
 
 def claims_of(*, user: Actor, record: WarrantyRecord) -> QuerySet[WarrantyClaim]:
     return WarrantyClaim.objects.visible_to(user).filter(record=record).order_by("-created_at", "-pk")
+
+
+def claim_for(*, user: Actor, pk: int) -> WarrantyClaim | None:
+    """One claim the user sees (its customer's members, PMs), else None: the caller answers 404."""
+    return WarrantyClaim.objects.visible_to(user).select_related("record").filter(pk=pk).first()
+
+
+def attachment_download_url(attachment_id: int) -> str:
+    """A claim's attachments are served only after the access check, by the API's download route (a browser
+    session works there), for the portal and the admin alike."""
+    return reverse("warranty-claim-attachment-download", args=[attachment_id])
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from warranty.services import (
     claim_draft_notice_send,
     expiry_notify,
     pm_digest_send,
-    warranty_records_create,
 )
+from warranty.services.handover import handover_records_create
 from warranty.services.packs import pack_generate
 
 #: Errors worth another try: the database or the storage was away for a moment.
@@ -29,10 +29,10 @@ def handover_pack_generate_task(*, pack_id: int) -> bool:
 
 @shared_task(autoretry_for=TRANSIENT, retry_backoff=True, retry_jitter=True, max_retries=5)
 def warranty_records_create_task(*, server_id: int) -> int:
-    """Create a handed-over server's warranty records; returns how many this run created (0 on a repeat:
-    the records' unique constraints)."""
+    """Create a handed-over server's warranty records and ask for the pack revision that prints their dates;
+    returns how many records this run created (0 on a repeat: the records' unique constraints)."""
     server = Server.objects.get(pk=server_id)
-    return len(warranty_records_create(server=server, actor=None))
+    return len(handover_records_create(server=server))
 
 
 @shared_task(autoretry_for=(*TRANSIENT, OSError), retry_backoff=True, retry_jitter=True, max_retries=5)

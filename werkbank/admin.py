@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString
 from django.utils.timezone import localtime
 
 from werkbank.access import is_pm
+from werkbank.admin_io import ListExportMixin
 from werkbank.errors import DomainError
 from werkbank.models import AuditEvent, Membership, Organization
 from werkbank.services import (
@@ -97,8 +98,9 @@ def progress(done: int, total: int, words: str) -> str:
     )
 
 
-class PMAdmin(admin.ModelAdmin):
-    """Base admin: visible to PMs only, no deletes (history stays), service errors shown as messages."""
+class PMAdmin(ListExportMixin, admin.ModelAdmin):
+    """Base admin: visible to PMs only, no deletes (history stays), service errors shown as messages, and
+    the change list exported as CSV or XLSX (werkbank/admin_io.py)."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return is_pm(request.user)
@@ -290,7 +292,7 @@ admin.site.unregister(User)
 
 
 @admin.register(User)
-class WerkbankUserAdmin(UserAdmin):
+class WerkbankUserAdmin(ListExportMixin, UserAdmin):
     """PMs add members and other PMs; only a superuser grants superuser status or raw permissions."""
 
     inlines = []

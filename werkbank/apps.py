@@ -27,6 +27,13 @@ class CoreConfig(AppConfig):
         auth_audit.connect()  # logins, failed logins and logouts leave an AuditEvent
         i18n.connect()  # a login remembers the member's language and roles in the session
         exports.register_exports()  # what an order's export carries of the core's rows
+        # Every admin is registered by now (the admin app's ready() ran autodiscover): the change lists of
+        # Django's and the libraries' admins get the export that PMAdmin gives the project's.
+        from django.contrib import admin
+
+        from werkbank.admin_io import export_everywhere
+
+        export_everywhere(admin.site)
 
 
 def announce_task_mode() -> None:

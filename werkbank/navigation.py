@@ -25,6 +25,7 @@ ENTRIES: tuple[tuple[str, Any, str], ...] = (
     ("pm", _("Warranty report"), "pm:warranty"),
     ("pm", _("Quality"), "pm:quality"),
     ("partner", _("Bench"), "bench:list"),
+    ("partner", _("API tokens"), "bench:tokens"),
     ("customer", _("Orders"), "portal:orders"),
     ("customer", _("Warranty"), "portal:warranty"),
     ("customer", _("API tokens"), "portal:tokens"),

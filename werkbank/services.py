@@ -57,6 +57,19 @@ def organization_update(*, organization: Organization, actor: Actor, **values: A
 
 
 @transaction.atomic
+def organization_recipients(organization: Organization) -> list[str]:
+    """Who is told about an organisation's work by e-mail: its contact address and its active members'
+    addresses (issue #24: a customer with only a contact address was told nothing). Empty: nobody is."""
+    addresses = set(
+        organization.memberships.filter(user__is_active=True)
+        .exclude(user__email="")
+        .values_list("user__email", flat=True)
+    )
+    if organization.contact_email:
+        addresses.add(organization.contact_email)
+    return sorted(addresses)
+
+
 def membership_add(
     *, actor: Actor, organization: Organization, user: User, role: str = MembershipRole.MEMBER
 ) -> Membership:

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI's assets as static files: /api/docs/ works offline
     "axes",  # login lockout (werkbank/security.py); before the core app, whose login audit reads its flag
     "csp",  # Content-Security-Policy header
+    "import_export",  # CSV/XLSX export of the admin lists, previewed CSV import (werkbank/admin_io.py)
     "werkbank.apps.CoreConfig",
     "inventory",
     "orders",
@@ -213,12 +214,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["werkbank.api.permissions.PMWritesOthersRead"],
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "werkbank.api.filters.FilterBackend",  # a list refuses a parameter it does not take (400)
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_PAGINATION_CLASS": "werkbank.api.pagination.Pagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "werkbank.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "werkbank.api.exceptions.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
@@ -229,8 +230,12 @@ REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
     "werkbank.api.parsers.MultiPartParser",
 ]
 REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = ["werkbank.api.throttling.TokenRateThrottle"]
-if PRODUCTION:
-    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = ["rest_framework.renderers.JSONRenderer"]
+# Production answers JSON only; elsewhere the browsable API as well, whose forms show each action's own
+# input (werkbank/api/renderers.py).
+REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = [
+    "rest_framework.renderers.JSONRenderer",
+    *([] if PRODUCTION else ["werkbank.api.renderers.BrowsableAPIRenderer"]),
+]
 
 # Tokens are stored as a SHA-512 digest only; the raw value is shown once, at login.
 # API_TOKEN_TTL_HOURS=0 issues tokens that do not expire.
@@ -278,6 +283,53 @@ SPECTACULAR_SETTINGS = {
         "HandoverPackStatusEnum": "werkbank.choices.FileJobStatus",
     },
 }
+
+# The API's areas, the tags of /api/docs/ in this order: an operation belongs to the area that names the first
+# segment of its path under /api/v1/ (werkbank.api.schema). A route under a new segment adds it here.
+WERKBANK_API_AREAS = {
+    "auth": {"description": "Log in for an API token; revoke tokens.", "segments": ["auth"]},
+    "organizations": {"description": "Customers and assembly partners.", "segments": ["organizations"]},
+    "orders": {
+        "description": "Server configurations, orders through their statuses, ROI assessments, workloads.",
+        "segments": ["orders", "configurations", "roi-assessments"],
+    },
+    "inventory": {
+        "description": "Parts, suppliers, purchase orders, receiving by lot, components, stock, labels.",
+        "segments": ["inventory"],
+    },
+    "builds": {
+        "description": "Servers and their assembly: connectors, allocation, installations, steps, photos.",
+        "segments": ["builds"],
+    },
+    "burn-in": {
+        "description": "Probe reports, runs, findings and waivers, telemetry, the burn-in gate.",
+        "segments": ["burnin"],
+    },
+    "deployment": {
+        "description": "Sites, racks, power feeds, placement, networks, platform listings, deploying.",
+        "segments": [
+            "deployment",
+            "sites",
+            "racks",
+            "power-feeds",
+            "placements",
+            "networks",
+            "platform-listings",
+        ],
+    },
+    "handover": {"description": "Handing servers over, and their handover packs.", "segments": ["handover"]},
+    "warranty": {
+        "description": "Warranty records and registrations, claims, certificates, supplier returns.",
+        "segments": ["warranty"],
+    },
+    "quality": {
+        "description": "The fleet's quality by lot, supplier, part, position.",
+        "segments": ["quality"],
+    },
+}
+SPECTACULAR_SETTINGS["TAGS"] = [
+    {"name": name, "description": area["description"]} for name, area in WERKBANK_API_AREAS.items()
+]
 
 # /api/schema/ and /api/docs/ answer 404 unless this is on: on in development, off in production.
 WERKBANK_PUBLIC_API_DOCS = _env_bool("WERKBANK_PUBLIC_API_DOCS", not PRODUCTION)
@@ -386,6 +438,9 @@ LOGGING = {
 
 # --- Domain settings ---------------------------------------------------------------------------------
 WERKBANK_PM_GROUP = "project-managers"
+# Four eyes on approval (issue #24): the PM who submitted an order to ROI review may not approve it. On by
+# default in production; off in development, where the demo has one PM.
+WERKBANK_APPROVAL_FOUR_EYES = _env_bool("WERKBANK_APPROVAL_FOUR_EYES", PRODUCTION)
 # The approval gate (orders.selectors.approval_checks): payback target, PSU headroom (of the usable DC
 # power), and PSU efficiency (turns the DC load into wall power for the circuit check only).
 WERKBANK_PAYBACK_TARGET_MONTHS = float(os.environ.get("WERKBANK_PAYBACK_TARGET_MONTHS", "36"))
@@ -409,6 +464,15 @@ WERKBANK_QUALITY_MIN_UNITS_POSITION = int(os.environ.get("WERKBANK_QUALITY_MIN_U
 WERKBANK_MAX_PHOTO_BYTES = int(os.environ.get("WERKBANK_MAX_PHOTO_BYTES", str(10 * 1024 * 1024)))
 # ...and above this many pixels (width × height), checked from the header before any pixel is decoded.
 WERKBANK_MAX_PHOTO_PIXELS = int(os.environ.get("WERKBANK_MAX_PHOTO_PIXELS", str(50_000_000)))
+# A warranty claim's attachments (warranty.services.attachments): photos as the bench's (above, WebP too),
+# logs (plain text, gzip or ZIP, checked by their content) refused above this size; a compressed log is
+# inflated only up to the second limit (an nvidia-bug-report.log.gz of 8 GPUs is a few MB, unpacked ~50 MB).
+WERKBANK_MAX_CLAIM_LOG_BYTES = int(os.environ.get("WERKBANK_MAX_CLAIM_LOG_BYTES", str(20 * 1024 * 1024)))
+WERKBANK_MAX_CLAIM_LOG_UNPACKED_BYTES = int(
+    os.environ.get("WERKBANK_MAX_CLAIM_LOG_UNPACKED_BYTES", str(200 * 1024 * 1024))
+)
+# ...and at most this many files on one claim.
+WERKBANK_MAX_CLAIM_ATTACHMENTS = int(os.environ.get("WERKBANK_MAX_CLAIM_ATTACHMENTS", "20"))
 # Burn-in reports from the probe: refused above this size uncompressed (a 72 h run of 8 GPUs at 10 s is
 # about 20 MB of JSON); a gzip body is inflated only up to it, so a zip bomb stops there.
 WERKBANK_MAX_REPORT_BYTES = int(os.environ.get("WERKBANK_MAX_REPORT_BYTES", str(200 * 1000 * 1000)))

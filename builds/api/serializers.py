@@ -259,10 +259,6 @@ class ConnectorMapSerializer(serializers.Serializer):
 # --- Action bodies -------------------------------------------------------------------------------------
 
 
-class NoteSerializer(serializers.Serializer):
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-
-
 class AssignSerializer(serializers.Serializer):
     partner = VisiblePrimaryKeyField(
         Organization, pk_field=serializers.IntegerField(), help_text="The assembly partner organization"

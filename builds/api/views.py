@@ -34,7 +34,6 @@ from builds.api.serializers import (
     InstallationSerializer,
     InstallSerializer,
     MoveSerializer,
-    NoteSerializer,
     PhotoUploadSerializer,
     RemoveSerializer,
     ServerSerializer,
@@ -62,6 +61,7 @@ from builds.selectors import connector_kind, connector_map, layout_columns, serv
 from werkbank.access import Purpose, is_pm
 from werkbank.api.pagination import KeysetOrOffsetPagination
 from werkbank.api.parsers import FormParser, JSONParser, MultiPartParser
+from werkbank.api.serializers import NoteSerializer
 from werkbank.api.transitions import transition_action
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, VisibleToMixin
 

@@ -8,6 +8,7 @@ into connectors: install, remove, move), `blacklist` (connectors never to be use
 """
 
 from builds.services.allocation import server_allocate
+from builds.services.assignment import order_assign_partner, partner_assigned_notice_send
 from builds.services.blacklist import connector_blacklist
 from builds.services.catalogue import (
     checklist_item_add,
@@ -58,6 +59,8 @@ __all__ = [
     "layout_update",
     "lock_server",
     "normalize_hostname",
+    "order_assign_partner",
+    "partner_assigned_notice_send",
     "photo_check",
     "photo_upload",
     "server_allocate",

@@ -6,7 +6,7 @@ import io
 import struct
 import warnings
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -30,9 +30,11 @@ from werkbank.types import Actor
 
 #: What a bench photo may be, by its decoded content; the stored file is re-encoded in the same format.
 PHOTO_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png"}
+#: What a customer's photo of a fault may also be (warranty claim attachments): WebP, as phones share it.
+PHOTO_FORMATS_WITH_WEBP = {**PHOTO_FORMATS, "WEBP": "image/webp"}
 #: What Pillow may call a JPEG it opened: a multi-picture JPEG is "MPO"; its first picture is kept.
-DECODED_AS = {"JPEG": "JPEG", "MPO": "JPEG", "PNG": "PNG"}
-ACCEPTED = "a JPEG or PNG image"
+DECODED_AS = {"JPEG": "JPEG", "MPO": "JPEG", "PNG": "PNG", "WEBP": "WEBP"}
+FORMAT_NAMES = {"JPEG": "JPEG", "PNG": "PNG", "WEBP": "WebP"}
 HEIC_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1"}
 JPEG_QUALITY = 90
 
@@ -51,7 +53,16 @@ def _refused(field: str, which: str, message: str) -> InvalidInput:
     return InvalidInput(field, f"{which}{message}")
 
 
-def photo_check(data: bytes, *, field: str = "photo", which: str = "") -> CheckedPhoto:
+def accepted_formats(formats: Mapping[str, str]) -> str:
+    """The formats in words, as a refusal names them: "a JPEG or PNG image", "a JPEG, PNG or WebP image"."""
+    names = [FORMAT_NAMES[name] for name in formats]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"a {listed} image"
+
+
+def photo_check(
+    data: bytes, *, field: str = "photo", which: str = "", formats: Mapping[str, str] = PHOTO_FORMATS
+) -> CheckedPhoto:
     """Decode a photo in full with Pillow and re-encode it; else a 400 naming the field (and `which` photo).
 
     Refused: more than WERKBANK_MAX_PHOTO_BYTES bytes; anything Pillow cannot decode as a JPEG or PNG
@@ -59,7 +70,10 @@ def photo_check(data: bytes, *, field: str = "photo", which: str = "") -> Checke
     pixels, checked from the header before a pixel is decoded; a truncated or corrupt image. The photo
     is then turned upright by its EXIF orientation and written anew in its own format, so that nothing
     of the upload but its pixels is kept: no EXIF (GPS), no text chunks, no bytes after the image data.
+    `formats` (Pillow's format names to content types) says what is accepted: the bench's JPEG and PNG, or
+    those and WebP (`PHOTO_FORMATS_WITH_WEBP`, for a warranty claim's photo).
     """
+    accepted = accepted_formats(formats)
     limit = settings.WERKBANK_MAX_PHOTO_BYTES
     if len(data) > limit:
         raise _refused(field, which, f"is {len(data):,} bytes; a photo may have at most {limit:,} bytes.")
@@ -67,7 +81,7 @@ def photo_check(data: bytes, *, field: str = "photo", which: str = "") -> Checke
         raise _refused(
             field,
             which,
-            f"has a HEIC header; Werkbank accepts only {ACCEPTED} (set the camera to 'Most Compatible', "
+            f"has a HEIC header; Werkbank accepts only {accepted} (set the camera to 'Most Compatible', "
             "or export the photo as JPEG).",
         )
     max_pixels = settings.WERKBANK_MAX_PHOTO_PIXELS
@@ -75,7 +89,7 @@ def photo_check(data: bytes, *, field: str = "photo", which: str = "") -> Checke
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data), formats=tuple(PHOTO_FORMATS)) as image:
+            with Image.open(io.BytesIO(data), formats=tuple(formats)) as image:
                 width, height = image.size
                 if width * height > max_pixels:
                     raise _refused(field, which, too_many)
@@ -90,7 +104,7 @@ def photo_check(data: bytes, *, field: str = "photo", which: str = "") -> Checke
     except (OSError, SyntaxError, ValueError, EOFError, struct.error, zlib.error) as exc:
         # UnidentifiedImageError (an OSError): not a JPEG or PNG at all; others: truncated or corrupt.
         raise _refused(
-            field, which, f"is not {ACCEPTED} that decodes in full (checked by its content)."
+            field, which, f"is not {accepted} that decodes in full (checked by its content)."
         ) from exc
     extra = len(data) - _image_end(data, source_format)
     if extra:
@@ -101,7 +115,7 @@ def photo_check(data: bytes, *, field: str = "photo", which: str = "") -> Checke
         )
     stored_format = DECODED_AS[source_format]
     return CheckedPhoto(
-        content_type=PHOTO_FORMATS[stored_format],
+        content_type=formats[stored_format],
         data=_reencode(upright, stored_format),
         width=upright.width,
         height=upright.height,
@@ -114,6 +128,8 @@ def _image_end(data: bytes, source_format: str) -> int:
     an archive) would pass a decode, so it is measured here and refused."""
     if source_format == "PNG":
         end = _png_end(data)
+    elif source_format == "WEBP":
+        end = _webp_end(data)
     else:
         end = _jpeg_end(data)
         # A multi-picture JPEG (MPO: a phone's depth map, a stereo pair) is JPEG frames one after another.
@@ -132,6 +148,12 @@ def _png_end(data: bytes) -> int:
         if kind == b"IEND":
             return min(position, len(data))
     return len(data)  # no IEND: Pillow decoded it in full, nothing follows it
+
+
+def _webp_end(data: bytes) -> int:
+    """The offset just past the RIFF container: a WebP is "RIFF", its size after these 8 bytes, "WEBP"…"""
+    (size,) = struct.unpack("<I", data[4:8])
+    return min(8 + size, len(data))
 
 
 def _jpeg_end(data: bytes) -> int:
@@ -173,6 +195,10 @@ def _reencode(image: Image.Image, source_format: str) -> bytes:
         if image.mode not in {"RGB", "L"}:
             image = image.convert("RGB")
         image.save(out, format="JPEG", quality=JPEG_QUALITY)
+    elif source_format == "WEBP":
+        if image.mode not in {"RGB", "RGBA"}:
+            image = image.convert("RGBA" if "A" in image.mode or "transparency" in image.info else "RGB")
+        image.save(out, format="WEBP", quality=JPEG_QUALITY)
     else:
         if image.mode not in {"1", "L", "LA", "RGB", "RGBA", "I;16"}:
             image = image.convert(

@@ -92,7 +92,11 @@ class TelemetryViewSet(VisibleToMixin, mixins.RetrieveModelMixin, viewsets.Gener
     serializer_class = TelemetrySerializer
     lookup_url_kwarg = "run_id"
 
-    @extend_schema(parameters=[TelemetryQuerySerializer], responses={200: TelemetrySerializer})
+    @extend_schema(
+        parameters=[TelemetryQuerySerializer],
+        responses={200: TelemetrySerializer},
+        summary="A run's telemetry per GPU and series, downsampled to at most `max_points`.",
+    )
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         run = self.get_object()  # another tenant's run is a 404 before any parameter is read
         query = TelemetryQuerySerializer(data=request.query_params)

@@ -18,16 +18,12 @@ from rest_framework.response import Response
 
 from builds.models import Server
 from burnin.api.gate_filters import FindingFilter
-from burnin.api.gate_serializers import (
-    FindingSerializer,
-    GateStateSerializer,
-    NoteSerializer,
-    ReasonSerializer,
-)
+from burnin.api.gate_serializers import FindingSerializer, GateStateSerializer
 from burnin.gates import burnin_gate_state
 from burnin.models import Finding
 from burnin.services.gate import finding_waive, server_fail_burnin, server_pass_burnin
 from werkbank.api.permissions import require_pm
+from werkbank.api.serializers import NoteSerializer, ReasonSerializer
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, VisibleToMixin
 
 

@@ -59,11 +59,3 @@ class GateStateSerializer(serializers.Serializer):
     missing = serializers.ListField(
         child=serializers.CharField(), help_text="What stands between the server and passing, as sentences."
     )
-
-
-class NoteSerializer(serializers.Serializer):
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-
-
-class ReasonSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=2000, help_text="Why: written on the audit trail.")

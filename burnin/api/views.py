@@ -15,7 +15,7 @@ from typing import Any
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
@@ -158,6 +158,10 @@ class ServerReportViewSet(VisibleToMixin, viewsets.GenericViewSet):
         )
 
 
+@extend_schema_view(
+    list=extend_schema(summary="List burn-in runs, newest first."),
+    retrieve=extend_schema(summary="Show one burn-in run with everything the analysis found."),
+)
 class RunViewSet(ScopedReadOnlyViewSet):
     """Burn-in runs of the servers the user sees, newest first; one run with everything the analysis
     found."""

@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse
+from django.utils import translation
 from django.utils.html import escape
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
@@ -24,6 +26,7 @@ from deployment.elevation import rack_elevation_svg
 from deployment.models import Rack
 from werkbank.access import Purpose
 from werkbank.api.viewsets import VisibleToMixin
+from werkbank.errors import InvalidInput
 
 SVG = "image/svg+xml"
 
@@ -58,7 +61,16 @@ class RackElevationViewSet(VisibleToMixin, viewsets.GenericViewSet):
     filter_backends: list = []
 
     @extend_schema(
-        summary="The rack's front elevation as SVG",
+        summary="The rack's front elevation as SVG.",
+        parameters=[
+            OpenApiParameter(
+                "lang",
+                str,
+                enum=[code for code, _name in settings.LANGUAGES],
+                description="The language of the drawing's words and figures (a page embeds it in its own "
+                "language); English when left out, as every answer of the API.",
+            )
+        ],
         responses={
             (200, SVG): OpenApiResponse(
                 OpenApiTypes.STR,
@@ -73,7 +85,15 @@ class RackElevationViewSet(VisibleToMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["get"], url_path="elevation.svg", url_name="svg")
     def elevation(self, request: Request, pk: str | None = None) -> HttpResponse:
         rack = self.get_object()
-        return HttpResponse(rack_elevation_svg(rack=rack, user=request.user), content_type=SVG)
+        language = request.query_params.get("lang") or settings.LANGUAGE_CODE
+        if language not in {code for code, _name in settings.LANGUAGES}:
+            known = ", ".join(code for code, _name in settings.LANGUAGES)
+            raise InvalidInput("lang", f"the drawing's language is one of {known}; got {language!r}.")
+        with translation.override(language):
+            svg = rack_elevation_svg(rack=rack, user=request.user)
+        response = HttpResponse(svg, content_type=SVG)
+        response["Content-Language"] = language
+        return response
 
 
 class RackElevationFile(RackElevationViewSet):

@@ -72,10 +72,31 @@ def _feeds(rack: Rack, feeds: Sequence[PowerFeed | int]) -> list[PowerFeed]:
     if not ids:
         raise InvalidInput("feeds", "a placement draws from at least one power feed of the rack.")
     found = {feed.pk: feed for feed in PowerFeed.objects.filter(pk__in=ids, rack=rack)}
-    strangers = [str(feed_id) for feed_id in ids if feed_id not in found]
+    strangers = [feed_id for feed_id in dict.fromkeys(ids) if feed_id not in found]
     if strangers:
-        raise InvalidInput("feeds", f"feed(s) {', '.join(strangers)} are not feeds of rack {rack.name}.")
+        raise InvalidInput("feeds", _strangers_refusal(rack, strangers))
     return [found[feed_id] for feed_id in dict.fromkeys(ids)]
+
+
+def _strangers_refusal(rack: Rack, strangers: list[int]) -> str:
+    """The refusal of feeds of other racks, named with their rack and site (never by id), and the rack's own
+    feeds to choose from."""
+    elsewhere = [
+        f"{feed.name} (rack {feed.rack.name} at {feed.rack.site.name})"
+        for feed in PowerFeed.objects.filter(pk__in=strangers)
+        .select_related("rack__site")
+        .order_by("rack__site__name", "rack__name", "name")
+    ]
+    unknown = len(strangers) - len(elsewhere)
+    if unknown:
+        elsewhere.append(
+            "a feed that no longer exists" if unknown == 1 else f"{unknown} feeds that no longer exist"
+        )
+    named = elsewhere[0] if len(elsewhere) == 1 else f"{', '.join(elsewhere[:-1])} and {elsewhere[-1]}"
+    verb = "is not a feed" if len(strangers) == 1 else "are not feeds"
+    own = list(PowerFeed.objects.filter(rack=rack).order_by("name").values_list("name", flat=True))
+    choose = f"its feeds are {', '.join(own)}" if own else "it has no feeds yet"
+    return f"{named} {verb} of rack {rack.name} at {rack.site.name}: {choose}."
 
 
 @transaction.atomic

@@ -188,14 +188,6 @@ class PurchaseOrderLineAddedSerializer(PurchaseOrderLineSerializer):
         fields = [*PurchaseOrderLineSerializer.Meta.fields, "quality_warnings"]
 
 
-class NoteSerializer(serializers.Serializer):
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-
-
-class ReasonSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=2000)
-
-
 class ReceiveSerializer(serializers.Serializer):
     """Receive one PO line: the lot, and the serials from a packing-list CSV or a scanner field."""
 

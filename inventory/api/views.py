@@ -21,7 +21,6 @@ from inventory.api.serializers import (
     ComponentSerializer,
     LabelBatchRequestSerializer,
     LabelBatchSerializer,
-    NoteSerializer,
     PartSerializer,
     POLineAddSerializer,
     POSendSerializer,
@@ -29,7 +28,6 @@ from inventory.api.serializers import (
     PurchaseOrderLineAddedSerializer,
     PurchaseOrderLineSerializer,
     PurchaseOrderSerializer,
-    ReasonSerializer,
     ReceiptSerializer,
     ReceiveSerializer,
     StockMovementSerializer,
@@ -73,6 +71,7 @@ from inventory.services.purchase_orders import PO_TRANSITION_SERVICES
 from werkbank.access import Purpose
 from werkbank.api.pagination import KeysetOrOffsetPagination
 from werkbank.api.parsers import FormParser, JSONParser, MultiPartParser
+from werkbank.api.serializers import NoteSerializer, ReasonSerializer
 from werkbank.api.transitions import transition_action
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet, VisibleToMixin
 
@@ -259,7 +258,10 @@ class BatchLotViewSet(ScopedReadOnlyViewSet):
             lot_component_counts(user=self.request.user, lots=page)
         return page
 
-    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)})
+    @extend_schema(
+        responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)},
+        summary="The lot's QR labels (PDF), one per component the caller sees.",
+    )
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
     def labels(self, request: Request, pk: str | None = None) -> HttpResponse:
         lot = self.get_object()
@@ -326,7 +328,10 @@ class LabelBatchViewSet(
             self.get_serializer(self.get_queryset().get(pk=batch.pk)).data, status=status.HTTP_201_CREATED
         )
 
-    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)})
+    @extend_schema(
+        responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)},
+        summary="The batch's label sheets (PDF), once the task has rendered them.",
+    )
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
     def pdf(self, request: Request, pk: str | None = None) -> FileResponse:
         batch = self.get_object()

@@ -9,7 +9,15 @@ transaction. Callers import from this package; the modules are `catalogue` (part
 from inventory.services.catalogue import part_create, part_update, supplier_create, supplier_update
 from inventory.services.components import component_move, component_receive_replacement
 from inventory.services.label_batches import label_batch_generate, label_batch_progress, label_batch_request
-from inventory.services.purchase_orders import po_cancel, po_close, po_create, po_line_add, po_send
+from inventory.services.po_documents import po_document_send
+from inventory.services.purchase_orders import (
+    po_cancel,
+    po_close,
+    po_create,
+    po_line_add,
+    po_send,
+    po_set_delivery,
+)
 from inventory.services.receiving import Receipt, po_line_receive, warehouse_location
 
 __all__ = [
@@ -24,9 +32,11 @@ __all__ = [
     "po_cancel",
     "po_close",
     "po_create",
+    "po_document_send",
     "po_line_add",
     "po_line_receive",
     "po_send",
+    "po_set_delivery",
     "supplier_create",
     "supplier_update",
     "warehouse_location",

@@ -18,6 +18,7 @@ from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.models import Organization
 from werkbank.services import next_reference
+from werkbank.tasks import enqueue_on_commit
 from werkbank.transitions import record_transition, require_transition
 from werkbank.types import Actor
 
@@ -183,6 +184,8 @@ def po_send(
             note=quality_override_reason,
         )
     sent.save(update_fields=update)
+    # The supplier's copy: a PDF kept on the PO and e-mailed by a task once this commits (issue #24).
+    enqueue_on_commit("inventory.tasks.po_document_send_task", po_id=sent.pk)
     return sent
 
 
@@ -236,6 +239,39 @@ def po_cancel(*, po: PurchaseOrder, actor: Actor, reason: str) -> PurchaseOrder:
 def po_close(*, po: PurchaseOrder, actor: Actor, note: str = "") -> PurchaseOrder:
     """received or partially received → closed: nothing more is expected."""
     return _po_transition(po=po, actor=actor, target=PurchaseOrderStatus.CLOSED, verb="close", note=note)
+
+
+@transaction.atomic
+def po_set_delivery(*, po: PurchaseOrder, actor: Actor, deliver_to: Organization) -> PurchaseOrder:
+    """Deliver a purchase order to an assembly partner's workshop, before anything of it arrived: its
+    serials are then booked at the workshop, where the partner's bench finds them (issue #24).
+
+    Refused (409) once a line has received serials (they lie where they were booked; moving them is a
+    stock movement, not a new address) or when the PO is cancelled or closed.
+    """
+    _check_deliver_to(deliver_to)
+    locked = PurchaseOrder.objects.select_for_update(of=("self",)).select_related("deliver_to").get(pk=po.pk)
+    if locked.deliver_to_id == deliver_to.pk:
+        return locked
+    received = locked.lines.aggregate(received=Sum("quantity_received"))["received"] or 0
+    if received or locked.status in (PurchaseOrderStatus.CANCELLED, PurchaseOrderStatus.CLOSED):
+        raise RuleViolation(
+            f"Purchase order {locked.number} is {locked.get_status_display().lower()} with {received} "
+            f"serial(s) received; its delivery address can no longer change to {deliver_to.name}.",
+            missing=[f"a purchase order with nothing received yet (received: {received})"],
+            code="po_delivery_fixed",
+        )
+    before = locked.deliver_to.name if locked.deliver_to else None
+    locked.deliver_to = deliver_to
+    locked.save(update_fields=["deliver_to"])
+    audit(
+        actor=actor,
+        verb="po.set_delivery",
+        obj=locked,
+        before={"deliver_to": before},
+        after={"deliver_to": deliver_to.name},
+    )
+    return locked
 
 
 #: The PO transitions by action name, for the API, the admin and the tests.

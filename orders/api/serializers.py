@@ -137,14 +137,17 @@ class TransitionSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
-class ReasonSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=2000)
-
-
 class ProcureSerializer(TransitionSerializer):
     """Procurement input: optionally the partner workshop the purchase orders are delivered to."""
 
-    deliver_to = VisiblePrimaryKeyField(Organization, required=False, allow_null=True, default=None)
+    deliver_to = VisiblePrimaryKeyField(
+        Organization,
+        pk_field=serializers.IntegerField(),
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The id of the partner organization whose workshop the purchase orders go to.",
+    )
 
 
 class ApproveSerializer(TransitionSerializer):

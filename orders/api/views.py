@@ -17,7 +17,6 @@ from orders.api.serializers import (
     ApproveSerializer,
     OrderSerializer,
     ProcureSerializer,
-    ReasonSerializer,
     ROIAssessmentSerializer,
     ROIInputSerializer,
     ROIResultSerializer,
@@ -43,7 +42,7 @@ from orders.services import (
     workload_set,
 )
 from werkbank.access import is_pm
-from werkbank.api.serializers import AuditEventSerializer
+from werkbank.api.serializers import AuditEventSerializer, ReasonSerializer
 from werkbank.api.transitions import transition_action
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet
 from werkbank.audiences import audiences_of
@@ -234,7 +233,9 @@ class ROIAssessmentViewSet(ScopedReadOnlyViewSet):
     ordering_fields = ["created_at", "version"]
 
     @extend_schema(
-        request=ROIInputSerializer, responses={200: ROIResultSerializer}, summary="Compute without saving."
+        request=ROIInputSerializer,
+        responses={200: ROIResultSerializer},
+        summary="Compute an ROI assessment without saving it (PMs only).",
     )
     @action(detail=False, methods=["post"], pagination_class=None, filterset_class=None)
     def preview(self, request: Request) -> Response:

@@ -19,11 +19,12 @@ from orders.models import (
 )
 from werkbank.choices import label_of
 from werkbank.models import AuditEvent
+from werkbank.services import organization_recipients
 
 
 @transaction.atomic
 def order_status_notice_send(*, event_id: int) -> StatusNotice | None:
-    """E-mail the customer's members about one status transition, once.
+    """E-mail the customer (its contact address and its members) about one status transition, once.
 
     The notice row is unique per audit event and is written before the mail goes out, in the same
     transaction: a second delivery of the same task finds it and sends nothing. If sending fails, the row
@@ -31,15 +32,7 @@ def order_status_notice_send(*, event_id: int) -> StatusNotice | None:
     """
     event = AuditEvent.objects.select_related("actor").get(pk=event_id)
     order = Order.objects.select_related("customer").get(pk=int(event.object_id))
-    recipients = sorted(
-        {
-            email
-            for email in order.customer.memberships.filter(user__is_active=True).values_list(
-                "user__email", flat=True
-            )
-            if email
-        }
-    )
+    recipients = organization_recipients(order.customer)
     notice, created = StatusNotice.objects.get_or_create(
         event=event, defaults={"order": order, "recipients": recipients}
     )

@@ -6,6 +6,9 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import translation
 
@@ -125,6 +128,7 @@ def order_approve(*, order: Order, actor: Actor, note: str = "", override_reason
     overridden: list[str] = []
 
     def gate(locked: Order) -> None:
+        _four_eyes(locked, actor)
         failed = _approval_gate(locked)
         if failed and not override_reason:
             raise RuleViolation(
@@ -153,6 +157,40 @@ def order_approve(*, order: Order, actor: Actor, note: str = "", override_reason
             note=override_reason,
         )
     return approved
+
+
+def _four_eyes(order: Order, actor: Actor) -> None:
+    """With WERKBANK_APPROVAL_FOUR_EYES on, the PM who last submitted the order to ROI review does not
+    approve it: the refusal names who may (the other active project managers)."""
+    if not settings.WERKBANK_APPROVAL_FOUR_EYES:
+        return
+    submitted = (
+        AuditEvent.objects.filter(
+            content_type=ContentType.objects.get_for_model(Order),
+            object_id=str(order.pk),
+            verb="order.submit",
+        )
+        .order_by("-created_at", "-pk")
+        .values_list("actor_id", flat=True)
+        .first()
+    )
+    actor_id = getattr(actor, "pk", None)
+    if submitted is None or submitted != actor_id:
+        return
+    others = list(
+        get_user_model()
+        .objects.filter(is_active=True, is_staff=True, groups__name=settings.WERKBANK_PM_GROUP)
+        .exclude(pk=actor_id)
+        .order_by("username")
+        .values_list("username", flat=True)[:5]
+    )
+    who = ", ".join(others) if others else "none yet: add a second project manager"
+    raise RuleViolation(
+        f"Order {order.reference} was submitted to ROI review by {actor.get_username()}; "  # type: ignore[union-attr]
+        f"another project manager must approve it (four eyes). Who may: {who}.",
+        missing=[f"an approval by a project manager other than {actor.get_username()}"],  # type: ignore[union-attr]
+        code="four_eyes",
+    )
 
 
 @transaction.atomic

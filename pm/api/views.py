@@ -57,7 +57,7 @@ def _schema(kind: str, what: str) -> Any:
     return extend_schema_view(
         list=extend_schema(summary=f"Failure rates per {what}, worst lower bound first (PMs only)."),
         retrieve=extend_schema(
-            summary=f"One {what}'s failure rate with the attributions counted in it (PMs only).",
+            summary=f"The failure rate of one {what}, with the attributions counted in it (PMs only).",
             description=f"The key: {KEYS[kind]}.",
             responses=QualityRowDetailSerializer,
         ),

@@ -21,15 +21,16 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from builds.choices import ServerStatus
+from builds.choices import BENCH_OPEN, ServerStatus
 from orders.choices import TRANSITION_ACTIONS, OrderStatus
 from orders.selectors import approval_checks, latest_assessment
 from orders.services import TRANSITION_SERVICES
 from pm import selectors as pm
-from pm.forms import transition_form
+from pm.forms import AssignPartnerForm, transition_form
 from werkbank.access import is_pm
 from werkbank.choices import label_of
 from werkbank.errors import InvalidInput, RuleViolation
+from werkbank.services import organization_recipients
 
 #: Server statuses from which the burn-in page has something to show, and the deployment page.
 BURNIN_SHOWN = frozenset({"burn_in", "burn_in_failed", "burn_in_passed", "deployed", "handed_over"})
@@ -73,7 +74,9 @@ def _order_context(request: HttpRequest, order: Any, *, bound: Any = None) -> di
         transitions.append({"step": step, "form": form})
     assessment = latest_assessment(order=order)
     servers = pm.order_servers(order)
+    packs = pm.server_pack_statuses(servers)
     for server in servers:
+        server.newest_pack = packs.get(server.pk)
         server.status_label = label_of(ServerStatus, server.status, server.status)
         server.pm_links = {
             "burnin": server.status in BURNIN_SHOWN,
@@ -93,6 +96,12 @@ def _order_context(request: HttpRequest, order: Any, *, bound: Any = None) -> di
         "purchase_orders": pm.order_purchase_orders(order),
         "lots": pm.order_lots(order),
         "events": events,
+        # Status e-mails go to the contact address and the members; nobody at all is worth a warning.
+        "customer_recipients": organization_recipients(order.customer),
+        # Only while a build can still move: planned, assembling or back for rework.
+        "assign_form": AssignPartnerForm(order=order)
+        if any(server.status in BENCH_OPEN for server in servers)
+        else None,
     }
 
 

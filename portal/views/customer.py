@@ -17,7 +17,9 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -269,6 +271,24 @@ def _health(server: Server) -> dict[str, Any] | None:
     )
 
 
+def slot_rows(server: Server) -> list[dict[str, Any]]:
+    """The server's serials by slot, from its active installations (its page and its CSV download)."""
+    return [
+        row(
+            "server.slot",
+            slot=installation.connector.name,
+            kind=SLOT_KIND_LABELS.get(installation.connector.kind, installation.connector.kind),
+            category=PART_CATEGORY_LABELS.get(
+                installation.component.part.category, installation.component.part.category
+            ),
+            manufacturer=installation.component.part.manufacturer,
+            part=installation.component.part.name or installation.component.part.mpn,
+            serial=installation.component.serial,
+        )
+        for installation in selectors.installed_slots(server)
+    ]
+
+
 def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
     """Everything the server page shows. The warranty and documents areas add their keys (and
     `show_warranty` / `show_documents`), and the template then includes "portal/_server_warranty.html" /
@@ -286,20 +306,7 @@ def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
             order_reference=server.order.reference,
             order_url=reverse("portal:order", args=[server.order_id]),
         ),
-        "slots": [
-            row(
-                "server.slot",
-                slot=installation.connector.name,
-                kind=SLOT_KIND_LABELS.get(installation.connector.kind, installation.connector.kind),
-                category=PART_CATEGORY_LABELS.get(
-                    installation.component.part.category, installation.component.part.category
-                ),
-                manufacturer=installation.component.part.manufacturer,
-                part=installation.component.part.name or installation.component.part.mpn,
-                serial=installation.component.serial,
-            )
-            for installation in selectors.installed_slots(server)
-        ],
+        "slots": slot_rows(server),
         "blacklist": [
             row(
                 "server.blacklist",
@@ -322,7 +329,9 @@ def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
             lowest_u=placement.lowest_u,
             top_u=placement.top_u,
             face=placement.face,
-            elevation_url=reverse("rack-elevation-file", args=[placement.rack_id]),
+            # The drawing in the page's language (the API's own answers are English).
+            elevation_url=f"{reverse('rack-elevation-file', args=[placement.rack_id])}"
+            f"?{urlencode({'lang': get_language()})}",
         ),
         **warranty_context(request, server),
         **documents_context(request, server),

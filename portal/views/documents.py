@@ -20,7 +20,7 @@ from builds.models import Server
 from orders.models import Order
 from portal.customer import row
 from portal.views.access import customer_required
-from warranty.choices import PackStatus
+from warranty.choices import PACK_PENDING, PackStatus
 from warranty.downloads import certificate_response, pack_file_response
 from warranty.selectors import server_packs, visible_packs
 from werkbank.access import Purpose
@@ -29,14 +29,17 @@ from werkbank.access import Purpose
 def documents_context(request: HttpRequest, server: Server) -> dict[str, Any]:
     """The context of templates/portal/_server_documents.html for one server the user may see: its ready
     packs (newest revision first, each with its download links and SHA-256) and the order's certificate."""
-    packs = [
-        pack for pack in server_packs(user=request.user, server=server) if pack.status == PackStatus.READY
-    ]
+    every = server_packs(user=request.user, server=server)
+    packs = [pack for pack in every if pack.status == PackStatus.READY]
+    newest = packs[0].revision if packs else 0
     return {
         "show_documents": True,
+        # A revision being made after the newest ready one: after the handover, the one with warranty dates.
+        "pack_coming": any(pack.revision > newest and pack.status in PACK_PENDING for pack in every),
         "handover_packs": [
             row(
                 "server.pack",
+                newest=pack.revision == newest,
                 revision=pack.revision,
                 language=pack.get_language_display(),
                 generated_at=pack.finished_at,

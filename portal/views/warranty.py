@@ -1,7 +1,8 @@
 """Portal pages: warranty. A customer looks up serials, reads a record with its lineage and claims, and
-files a claim. Everything goes through `visible_to`: another customer's serial is "not found" (an empty
-lookup, a 404 on a record), and a user who is no customer member gets a 404 on every page
-(portal/views/access.py). Writes call the warranty services (POST, then redirect)."""
+files a claim, with logs and photos, attaching more while the claim is in progress. Everything goes through
+`visible_to`: another customer's serial is "not found" (an empty lookup, a 404 on a record or a claim), and
+a user who is no customer member gets a 404 on every page (portal/views/access.py). Writes call the
+warranty services (POST, then redirect); the files are checked there, by their content."""
 
 from __future__ import annotations
 
@@ -23,10 +24,10 @@ from builds.models import Server
 from burnin.models import Finding
 from portal.customer import pager, row
 from portal.views.access import customer_required
-from warranty.choices import CLAIM_OPEN, ClaimStatus, RecordKind
-from warranty.models import WarrantyClaim, WarrantyRecord
-from warranty.selectors import claims_of, record_for, records_for
-from warranty.services import claim_open
+from warranty.choices import CLAIM_OPEN, AttachmentKind, ClaimStatus, RecordKind
+from warranty.models import ClaimAttachment, WarrantyClaim, WarrantyRecord
+from warranty.selectors import attachment_download_url, claim_for, claims_of, record_for, records_for
+from warranty.services import Upload, claim_attach, claim_open
 from werkbank.errors import DomainError, InvalidInput
 
 
@@ -97,13 +98,38 @@ def _drift(finding: Finding | None) -> dict[str, Any] | None:
     )
 
 
-def _claim_rows(claims: list[WarrantyClaim]) -> list[dict[str, Any]]:
+def _attachment_rows(attachments: list[ClaimAttachment]) -> list[dict[str, Any]]:
+    # Not who uploaded it (a login name): the file's name, what it is, its size and the download.
+    return [
+        row(
+            "warranty.attachment",
+            name=attachment.original_name,
+            kind=attachment.kind,
+            kind_label=AttachmentKind(attachment.kind).label,
+            size_bytes=attachment.size_bytes,
+            url=attachment_download_url(attachment.pk),
+        )
+        for attachment in attachments
+    ]
+
+
+def _claim_rows(
+    claims: list[WarrantyClaim], attach: AttachForm | None = None, attach_to: int | None = None
+) -> list[dict[str, Any]]:
     # Not who opened it (a login name) nor the notes of its transitions (the PM's, in the audit trail):
-    # the decision note is the one text of the builder's a customer reads.
+    # the decision note is the one text of the builder's a customer reads. A claim in progress offers the
+    # form that attaches more files (`attach`, with its errors, on the claim it was sent for).
     return [
         row(
             "warranty.claim",
             number=claim.number,
+            attachments=_attachment_rows(list(claim.attachments.all())),
+            attach_url=reverse("portal:warranty-claim-attach", args=[claim.pk])
+            if claim.status in CLAIM_OPEN
+            else "",
+            attach_form=attach
+            if attach is not None and claim.pk == attach_to
+            else AttachForm(prefix=f"claim-{claim.pk}"),
             created_at=claim.created_at,
             status=claim.status,
             status_label=ClaimStatus(claim.status).label,
@@ -116,6 +142,25 @@ def _claim_rows(claims: list[WarrantyClaim]) -> list[dict[str, Any]]:
     ]
 
 
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class FilesField(forms.FileField):
+    """Several files from one input, none required; the service checks each one's content."""
+
+    widget = MultipleFileInput
+
+    def clean(self, data: Any, initial: Any = None) -> list[Any]:
+        files = data if isinstance(data, list | tuple) else [data] if data else []
+        return [super(FilesField, self).clean(item, initial) for item in files]
+
+
+ATTACHMENT_HELP = gettext_lazy(
+    "Logs as plain text, .log, .gz or .zip; photos as JPEG, PNG or WebP. Checked by their content."
+)
+
+
 class ClaimForm(forms.Form):
     description = forms.CharField(
         label=gettext_lazy("What is wrong?"),
@@ -123,6 +168,37 @@ class ClaimForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text=gettext_lazy("Describe the fault: what happens, since when, and what you have tried."),
     )
+    attachments = FilesField(label=gettext_lazy("Logs and photos"), required=False, help_text=ATTACHMENT_HELP)
+
+
+class AttachForm(forms.Form):
+    file = forms.FileField(label=gettext_lazy("Attach a log or a photo"), help_text=ATTACHMENT_HELP)
+
+
+def _add_error(form: forms.Form, exc: DomainError) -> None:
+    """A service's refusal on the form: a bad input on its field (when the form has it), else on top."""
+    if isinstance(exc, InvalidInput) and exc.field in form.fields:
+        form.add_error(exc.field, exc.field_message)
+    else:
+        form.add_error(None, exc.message)
+
+
+def record_rows(records: Any) -> list[dict[str, Any]]:
+    """The rows of the warranty list (its page and its CSV download)."""
+    today = timezone.localdate()
+    return [
+        row(
+            "warranty.row",
+            serial=record.serial,
+            description=record.description,
+            hostname=record.server.hostname,
+            start_date=record.start_date,
+            end_date=record.end_date,
+            state=_state(record, today),
+            url=_record_url(record.pk),
+        )
+        for record in records
+    ]
 
 
 class WarrantyListView(View):
@@ -135,24 +211,10 @@ class WarrantyListView(View):
         page = Paginator(records_for(user=request.user, serial=serial), self.paginate_by).get_page(
             request.GET.get("page")
         )
-        today = timezone.localdate()
-        records = [
-            row(
-                "warranty.row",
-                serial=record.serial,
-                description=record.description,
-                hostname=record.server.hostname,
-                start_date=record.start_date,
-                end_date=record.end_date,
-                state=_state(record, today),
-                url=_record_url(record.pk),
-            )
-            for record in page.object_list
-        ]
         return TemplateResponse(
             request,
             "portal/warranty_list.html",
-            {"serial": serial, "records": records, "pager": pager(page)},
+            {"serial": serial, "records": record_rows(page.object_list), "pager": pager(page)},
         )
 
 
@@ -165,10 +227,21 @@ class WarrantyRecordView(View):
             raise Http404(_("No such warranty record."))
         return record
 
-    def render(self, request: HttpRequest, record: WarrantyRecord, form: ClaimForm, status: int = 200) -> Any:
+    def render(
+        self,
+        request: HttpRequest,
+        record: WarrantyRecord,
+        form: ClaimForm,
+        status: int = 200,
+        *,
+        attach: AttachForm | None = None,
+        attach_to: int | None = None,
+    ) -> Any:
         today = timezone.localdate()
         claims = list(
-            claims_of(user=request.user, record=record).select_related("replacement_record", "finding__run")
+            claims_of(user=request.user, record=record)
+            .select_related("replacement_record", "finding__run")
+            .prefetch_related("attachments")
         )
         # `replaced_by` is the reverse side of a one-to-one: absent, reading it raises.
         replaced_by = getattr(record, "replaced_by", None)
@@ -188,7 +261,7 @@ class WarrantyRecordView(View):
             ),
             "replaces": _lineage(record.replaces),
             "replaced_by": _lineage(replaced_by),
-            "claims": _claim_rows(claims),
+            "claims": _claim_rows(claims, attach, attach_to),
             "form": form,
             # The form is offered while a claim could be opened: on a component's record whose warranty
             # runs, not replaced, with no claim in progress (the service says the same with a 409).
@@ -204,18 +277,18 @@ class WarrantyRecordView(View):
 
     def post(self, request: HttpRequest, pk: int) -> HttpResponse:
         record = self.record(request, pk)
-        form = ClaimForm(request.POST)
+        form = ClaimForm(request.POST, request.FILES)
         if not form.is_valid():
             return self.render(request, record, form, status=400)
         try:
             claim = claim_open(
-                record=record, actor=request.user, description=form.cleaned_data["description"]
+                record=record,
+                actor=request.user,
+                description=form.cleaned_data["description"],
+                attachments=[Upload.of(upload) for upload in form.cleaned_data["attachments"]],
             )
         except DomainError as exc:
-            if isinstance(exc, InvalidInput):
-                form.add_error("description", exc.field_message)
-            else:
-                form.add_error(None, exc.message)
+            _add_error(form, exc)
             return self.render(request, record, form, status=exc.status_code)
         messages.success(
             request, _("Claim %(number)s is filed. We will answer it here.") % {"number": claim.number}
@@ -223,9 +296,43 @@ class WarrantyRecordView(View):
         return HttpResponseRedirect(_record_url(record.pk))
 
 
+class ClaimAttachView(View):
+    """POST: attach a log or a photo to a claim in progress, then back to its record's page (with the
+    refusal on the claim's form, and the service's status, when the file is refused)."""
+
+    def post(self, request: HttpRequest, pk: int) -> HttpResponse:
+        claim = claim_for(user=request.user, pk=pk)
+        if claim is None:
+            raise Http404(_("No such claim."))
+        form = AttachForm(request.POST, request.FILES, prefix=f"claim-{claim.pk}")
+        page = WarrantyRecordView()
+        if not form.is_valid():
+            return page.render(request, claim.record, ClaimForm(), 400, attach=form, attach_to=claim.pk)
+        try:
+            attachment = claim_attach(
+                claim=claim, actor=request.user, upload=Upload.of(form.cleaned_data["file"])
+            )
+        except DomainError as exc:
+            _add_error(form, exc)
+            return page.render(
+                request, claim.record, ClaimForm(), exc.status_code, attach=form, attach_to=claim.pk
+            )
+        messages.success(
+            request,
+            _("%(name)s is attached to claim %(number)s.")
+            % {"name": attachment.original_name, "number": claim.number},
+        )
+        return HttpResponseRedirect(_record_url(claim.record_id))
+
+
 urlpatterns: list[URLPattern] = [
     path("warranty/", customer_required(WarrantyListView.as_view()), name="warranty"),
     path(
         "warranty/records/<int:pk>/", customer_required(WarrantyRecordView.as_view()), name="warranty-record"
+    ),
+    path(
+        "warranty/claims/<int:pk>/attachments/",
+        customer_required(ClaimAttachView.as_view()),
+        name="warranty-claim-attach",
     ),
 ]

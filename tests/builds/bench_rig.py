@@ -207,11 +207,10 @@ def png(*, size: int | None = None) -> bytes:
 
 
 @pytest.fixture
-def built(
-    bench: Bench, settings: Any, tmp_path: Any, django_capture_on_commit_callbacks: Any
-) -> tuple[Bench, BuildStep, BuildPhoto]:
-    """P's server with an installed GPU, an allocated DIMM, a step with a photo and a blacklisted slot."""
-    settings.MEDIA_ROOT = tmp_path
+def built(bench: Bench, django_capture_on_commit_callbacks: Any) -> tuple[Bench, BuildStep, BuildPhoto]:
+    """P's server with an installed GPU, an allocated DIMM, a step with a photo and a blacklisted slot.
+    Files go to the test's media folder (tests/conftest.py), where the bench's sent POs already put their
+    supplier copies."""
     install(bench, "GPU-L1-1", "PCIe-1")
     assert post(bench.t.user_p, bench.url("allocate/"), {"serials": ["DIMM-1"]}).status_code == 201
     assert blacklist(bench, "DIMM-A2", "cracked latch").status_code == 201

@@ -125,8 +125,9 @@ def test_list_query_count_is_constant(tenants, django_assert_num_queries):
     build = make_build(tenants)
     installed(build, build.gpu_serials[0], "GPU1", tenants.user_p)
     client = logged_in(tenants.user_p)
-    # session, user, the partner-membership check, the page's count, the page with its progress figures
-    with django_assert_num_queries(5):
+    # session, user, the partner-membership check, the page's count, the page with its progress figures,
+    # the deliveries to receive
+    with django_assert_num_queries(6):
         client.get("/bench/")
     for prefix in ("2001", "2002", "2003"):
         more = make_build(tenants, prefix=prefix)
@@ -135,11 +136,11 @@ def test_list_query_count_is_constant(tenants, django_assert_num_queries):
         connector_blacklist(
             connector=more.server.connectors.get(name="GPU4"), actor=tenants.user_p, reason="x8"
         )
-    with django_assert_num_queries(5) as queries:
+    with django_assert_num_queries(6) as queries:
         response = client.get("/bench/")
     assert response.content.decode().count('class="progress"') == 4
     assert '<span class="progress">2 / 3</span>' in response.content.decode()
-    assert len(queries.captured_queries) == 5
+    assert len(queries.captured_queries) == 6
 
 
 def test_server_page_query_count_does_not_grow_with_the_build(tenants, django_assert_max_num_queries):

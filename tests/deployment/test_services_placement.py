@@ -139,7 +139,27 @@ def test_feeds_must_be_given_and_be_the_racks_own(pm, rack42):
     )
     assert (stranger.value.field, stranger.value.field_message) == (
         "feeds",
-        f"feed(s) {foreign[0].pk} are not feeds of rack R01.",
+        "A1 (rack R02 at Site of R02) is not a feed of rack R01 at Site of R01: its feeds are A1, B1.",
+    )
+    assert not RackPlacement.objects.exists()
+
+
+def test_the_refusal_of_strangers_names_each_feed_with_its_rack_never_an_id(pm, rack42):
+    """Issue #24: "feed(s) 9" named a database id. The refusal names the feeds and their racks, and a feed
+    deleted meanwhile as such."""
+    rack, own = rack42
+    _, foreign = rig.rack(pm, name="R02", feeds=[{"name": "PDU-A"}, {"name": "PDU-B"}])
+    gone = foreign[1].pk
+    foreign[1].delete()
+
+    with pytest.raises(InvalidInput) as refused:
+        placement_create(
+            server=rig.server(), rack=rack, lowest_u=1, feeds=[own[0], foreign[0], gone], actor=pm
+        )
+
+    assert refused.value.field_message == (
+        "PDU-A (rack R02 at Site of R02) and a feed that no longer exists are not feeds of rack R01 at "
+        "Site of R01: its feeds are A1, B1."
     )
     assert not RackPlacement.objects.exists()
 

@@ -1,6 +1,6 @@
-"""The frame in a real browser: the login page, the bench list and a server, the burn-in, rack, ROI and
-logout pages, each at 1400 px, on a 390 px phone and in print, with the menu, the language switch and the
-logout button.
+"""The frame in a real browser: the login page, the bench list and a server, the burn-in, rack, ROI,
+receiving, bench token and logout pages, each at 1400 px, on a 390 px phone and in print, with the menu, the
+language switch and the logout button.
 
 The screenshots go to $WERKBANK_SCREENSHOTS when set (as frame-<page>-<width>.png), else to the test's
 temporary folder; a person looks at them when the frame changes.
@@ -54,6 +54,7 @@ def test_the_pages_in_the_frame_at_two_widths_and_in_print(
     world = make_rack_world(tenants)
     factories.make_seed003_burnin_run(world.server_a, hours=72)
     factories.ROIAssessmentFactory(order=world.server_a.order)
+    delivery = factories.make_po(deliver_to=tenants.partner_p, quantity=4)
     folder = Path(os.environ.get("WERKBANK_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     wait = WebDriverWait(browser, 10)
@@ -68,6 +69,7 @@ def test_the_pages_in_the_frame_at_two_widths_and_in_print(
     pages = [
         ("bench-list", "/bench/"),
         ("bench-server", f"/bench/servers/{bench_build.server.pk}/"),
+        ("bench-tokens", "/bench/tokens/"),
         ("burnin", f"/burnin/servers/{world.server_a.pk}/"),
         ("site", f"/deployment/sites/{world.site.pk}/"),
         ("deployment-server", f"/deployment/servers/{world.server_a.pk}/"),
@@ -75,6 +77,8 @@ def test_the_pages_in_the_frame_at_two_widths_and_in_print(
         ("roi", f"/pm/orders/{world.server_a.order_id}/roi/"),
         ("pm-pipeline", "/pm/"),
         ("pm-order", f"/pm/orders/{world.server_a.order_id}/"),
+        ("po-receive", f"/pm/purchase-orders/{delivery.pk}/receive/"),
+        ("bench-po-receive", f"/bench/purchase-orders/{delivery.pk}/receive/"),
         ("logout", "/accounts/logout/"),
     ]
     for name, path in pages:
@@ -84,7 +88,7 @@ def test_the_pages_in_the_frame_at_two_widths_and_in_print(
         links = [link.text for link in menu.find_elements(By.TAG_NAME, "a")]
         assert links == ["Pipeline", "Admin", "Bench", "Warranty report", "Quality"], name
         badges = browser.find_elements(By.CSS_SELECTOR, "main .badge")
-        assert bool(badges) == (name not in {"site", "logout"}), name  # these two show no status
+        assert bool(badges) == (name not in {"site", "logout", "bench-tokens"}), name  # these show no status
         assert all(badge.text.strip()[0] in "✓✕!›·" for badge in badges), name  # a symbol, then the word
         _shots(browser, folder, name)
 

@@ -33,7 +33,8 @@ SERVERS_FOR = {
     "start_assembly": "planned",
     "start_burn_in": "assembled",
     "start_deployment": "burn_in_passed",
-    "hand_over": "deployed",
+    # The order's handover follows its servers' (issue #24): a deployed server is handed over first.
+    "hand_over": "handed_over",
 }
 
 
@@ -65,8 +66,10 @@ def test_transition_allowed(
         tenants.pm,
     )
     assert event.note == body.get("reason", body.get("note", ""))
-    # The customer's member hears about it, once.
-    assert [message.to for message in mail.outbox] == [[tenants.user_a.email]]
+    # The customer's member and its contact address hear about it, once.
+    assert [message.to for message in mail.outbox] == [
+        sorted([tenants.user_a.email, tenants.customer_a.contact_email])
+    ]
     assert order.reference in mail.outbox[0].subject
 
 

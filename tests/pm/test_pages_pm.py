@@ -245,7 +245,9 @@ def _order_world(tenants: Any, n: int) -> Order:
 #: read the judged runs of the servers in burn-in (servers, GPU changes, runs) to list only their findings.
 #: "Health after handover" adds four: the open-drift runs and their count, the due servers and their
 #: count (a fifth, the drift findings, where some server drifts: tests/pm/test_pipeline_health.py).
-QUERIES = {"pipeline": 53, "order": 19}
+# The order page: +6 for issue #24 (who is told, the assign form's two selects, the servers' newest packs,
+# the handover's new gate); the pipeline: +1 (that gate).
+QUERIES = {"pipeline": 54, "order": 25}
 
 
 @pytest.mark.parametrize("n", [10, 100])

@@ -208,11 +208,13 @@ EXPECTED: dict[str, set[str]] = {
         "warranty_records[].url",
         "handover_packs",
         "handover_packs[].generated_at",
+        "handover_packs[].newest",
         "handover_packs[].language",
         "handover_packs[].pdf_url",
         "handover_packs[].revision",
         "handover_packs[].zip_sha256",
         "handover_packs[].zip_url",
+        "pack_coming",
         "certificate_url",
     },
     "tokens": {"limit", "new_token", "tokens", "tokens[].created", "tokens[].expiry", "tokens[].token_key"},
@@ -257,7 +259,15 @@ EXPECTED: dict[str, set[str]] = {
         "claims[].replacement.url",
         "claims[].status",
         "claims[].status_label",
-        "form",  # a Django form (ClaimForm): its one field is the customer's own description
+        "claims[].attachments",  # the world's claim was filed with a log (the replacement's with none)
+        "claims[].attachments[].kind",
+        "claims[].attachments[].kind_label",
+        "claims[].attachments[].name",
+        "claims[].attachments[].size_bytes",
+        "claims[].attachments[].url",
+        "claims[].attach_url",
+        "claims[].attach_form",  # a Django form (AttachForm): the customer's own file
+        "form",  # a Django form (ClaimForm): the customer's own description and files
         "can_claim",
     },
 }

@@ -120,10 +120,11 @@ def test_the_server_page_shows_the_rack_placement_with_its_elevation(client, por
     w = portal_world
     client.force_login(w.t.user_a)
     page = client.get(f"/portal/servers/{w.deployment.ready.pk}/").content.decode()
-    assert f'src="/api/v1/racks/{w.deployment.rack.pk}/elevation.svg"' in page
+    # The drawing in the page's language (the API's own answers are English).
+    assert f'src="/api/v1/racks/{w.deployment.rack.pk}/elevation.svg?lang=en"' in page
     assert "Sofia (BG), rack R1, U1–U" in page
     # The elevation the page embeds answers the customer.
-    assert client.get(f"/api/v1/racks/{w.deployment.rack.pk}/elevation.svg").status_code == 200
+    assert client.get(f"/api/v1/racks/{w.deployment.rack.pk}/elevation.svg?lang=en").status_code == 200
 
 
 def test_the_server_page_shows_its_warranty_and_its_documents(client, portal_world):

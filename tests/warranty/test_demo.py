@@ -57,8 +57,10 @@ def test_seed_demo_hands_over_the_first_fleet_server_with_its_pack_records_and_a
     assert server.status == "handed_over"
     assert all(other.status != "handed_over" for other in fleet[1:])
     assert server.order.status not in ("handed_over", "closed")
-    [pack] = HandoverPack.objects.filter(server=server)
-    assert (pack.revision, pack.language, pack.status) == (1, "de", "ready")
+    # r1 made for the handover, r2 after it with the warranty dates (issue #24): the portal offers r2.
+    first_pack, pack = HandoverPack.objects.filter(server=server).order_by("revision")
+    assert (first_pack.revision, first_pack.language, first_pack.status) == (1, "de", "ready")
+    assert (pack.revision, pack.language, pack.status) == (2, "de", "ready")
     records = WarrantyRecord.objects.filter(server=server)
     # The server's own record and one per installed component, all on the order's term.
     assert records.count() == 1 + server.installations.filter(removed_at__isnull=True).count()
@@ -89,10 +91,10 @@ def test_seed_demo_committed_renders_the_pack_once_by_its_task(client, settings,
 
     server = _fleet()[0]
     assert server.status == "handed_over"
-    [pack] = HandoverPack.objects.filter(server=server)
-    assert (pack.status, pack.attempts) == ("ready", 1)
+    _first, pack = HandoverPack.objects.filter(server=server).order_by("revision")
+    assert (pack.revision, pack.status, pack.attempts) == (2, "ready", 1)
     assert pack.pdf.storage.exists(pack.pdf.name) and pack.zip.storage.exists(pack.zip.name)
-    assert AuditEvent.objects.filter(verb="pack.generate").count() == 1
+    assert AuditEvent.objects.filter(verb="pack.generate").count() == 2  # r1 and r2, each once
     [claim] = WarrantyClaim.objects.exclude(status="draft").select_related("record")
     _assert_portal_shows_pack_and_claim(client, server, claim, pack)
     download = client.get(f"/portal/packs/{pack.pk}/handover.pdf")

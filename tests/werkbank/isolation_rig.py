@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import TestCase
 
@@ -230,12 +231,17 @@ class Warranty:
     registration: Any
     claim: Any
     deployed: Any
+    attachment: Any = None
+
+
+#: The log customer A filed its claim with (its file is written as the commit would write it).
+CLAIM_LOG = b"[ 4711.0] NVRM: Xid (PCI:0000:41:00): 79, GPU has fallen off the bus.\n"
 
 
 def _warranty(w: World) -> Warranty:
     from warranty.choices import PackStatus
     from warranty.models import HandoverPack, WarrantyRegistration
-    from warranty.services import claim_open, warranty_records_create
+    from warranty.services import Upload, claim_open, warranty_records_create
 
     cached = getattr(w, "_warranty", None)
     if cached is not None:
@@ -244,7 +250,15 @@ def _warranty(w: World) -> Warranty:
     Server.objects.filter(pk=b.server.pk).update(status=ServerStatus.HANDED_OVER)
     records = warranty_records_create(server=b.server, actor=w.t.pm)
     record = next(r for r in records if r.serial == "P-SERIAL-1")
-    claim = claim_open(record=record, actor=w.t.user_a, description="It fell silent")
+    claim = claim_open(
+        record=record,
+        actor=w.t.user_a,
+        description="It fell silent",
+        attachments=[Upload("dmesg.log", CLAIM_LOG)],
+    )
+    attachment = claim.attachments.get()
+    if not attachment.file.storage.exists(attachment.file.name):  # no commit in a test's transaction
+        attachment.file.storage.save(attachment.file.name, ContentFile(CLAIM_LOG))
     order = factories.OrderFactory(customer=w.t.customer_a, server_count=1)
     [deployed] = factories.make_servers(order, status=ServerStatus.DEPLOYED)
     Server.objects.filter(pk=deployed.pk).update(partner=w.t.partner_p)
@@ -257,6 +271,7 @@ def _warranty(w: World) -> Warranty:
         registration=WarrantyRegistration.objects.get(allocation=b.allocation),
         claim=claim,
         deployed=deployed,
+        attachment=attachment,
     )
     return w._warranty  # type: ignore[attr-defined]
 

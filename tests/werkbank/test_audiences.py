@@ -22,7 +22,12 @@ from inventory.models import PurchaseOrder
 from tests import factories
 from tests.tenants_rig import api_client
 from tests.werkbank import isolation_rig as iso
-from tests.werkbank.audience_fields_report import REPORT_RECORD, SPARE_ENDING
+from tests.werkbank.audience_fields_report import (
+    CLAIM_FILES,
+    CLAIM_FILES_INTERNAL,
+    REPORT_RECORD,
+    SPARE_ENDING,
+)
 from tests.werkbank.audience_fields_rig import (
     ALLOCATION,
     APPROVAL,
@@ -246,12 +251,18 @@ TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     "warranty-registration-list": _customer_row(WARRANTY_REGISTRATION, list_route=True),
     "warranty-registration-detail": _customer_row(WARRANTY_REGISTRATION),
     # Its supplier return is the builder's business with its supplier (PMs only).
-    "warranty-claim-list": _customer_row(WARRANTY_CLAIM, internal=CLAIM_INTERNAL, list_route=True),
-    "warranty-claim-detail": _customer_row(WARRANTY_CLAIM, internal=CLAIM_INTERNAL),
+    # Its attachments: who uploaded one is a login name (PMs only).
+    "warranty-claim-list": _customer_row(
+        WARRANTY_CLAIM | CLAIM_FILES, internal=CLAIM_INTERNAL | CLAIM_FILES_INTERNAL, list_route=True
+    ),
+    "warranty-claim-detail": _customer_row(
+        WARRANTY_CLAIM | CLAIM_FILES, internal=CLAIM_INTERNAL | CLAIM_FILES_INTERNAL
+    ),
     **{
         f"warranty-claim-{name}": SameAs("warranty-claim-detail")
-        for name in ("confirm", "dismiss", "approve", "reject", "ship-replacement", "close")
+        for name in ("confirm", "dismiss", "approve", "reject", "ship-replacement", "close", "attachments")
     },
+    "warranty-claim-attachment-download": NotJson("the log or photo"),
     # Returns of failed components to their suppliers: purchasing, PMs only.
     "warranty-supplier-return-list": Shape(pm=page(SUPPLIER_RETURN), partner=NO_ROWS, customer=NO_ROWS),
     "warranty-supplier-return-detail": Shape(pm=SUPPLIER_RETURN, partner=404, customer=404),

@@ -254,6 +254,26 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "orders.services:order_status_notice_send": exempt(
         "sends the customer's e-mail for an existing audit row (a task); writes the StatusNotice only"
     ),
+    "werkbank.services:organization_recipients": exempt("a read: who an organisation's e-mails go to"),
+    "builds.services:order_assign_partner": (
+        ("order.assign_partner", "server.assign", "po.set_delivery"),
+        "tests/pm/test_order_steps_page.py::test_a_pm_gives_every_open_build_to_a_partner_who_is_emailed",
+    ),
+    "builds.services:partner_assigned_notice_send": exempt(
+        "sends the partner's e-mail for an existing audit row (a task); writes the StatusNotice only"
+    ),
+    "inventory.services:po_document_send": (
+        ("purchase_order.document",),
+        "tests/inventory/test_po_document.py::test_send_mails_the_supplier_the_po_pdf_and_keeps_it",
+    ),
+    "inventory.services:po_set_delivery": (
+        ("po.set_delivery",),
+        "tests/pm/test_order_steps_page.py::test_a_pm_gives_every_open_build_to_a_partner_who_is_emailed",
+    ),
+    "warranty.services:handover_records_create": (
+        ("warranty.records_create", "pack.request"),
+        "tests/pm/test_order_steps_page.py::test_a_pm_hands_a_server_over_and_the_dated_pack_follows",
+    ),
     "orders.services:procurement_plan": exempt("a read: what order_procure would order"),
     "orders.services:roi_assess": (
         ("order.roi_assess",),
@@ -428,6 +448,11 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     ),
     "warranty.services:claim_open": (("warranty.claim_open",), CLAIM_PATH),
     "warranty.services:claim_approve": (("warranty.claim_approve",), CLAIM_PATH),
+    "warranty.services:claim_attach": (
+        ("warranty.claim_attach",),
+        "tests/warranty/test_claim_attachments.py::test_a_log_attached_through_the_api_is_audited_and_listed",
+    ),
+    "warranty.services:Upload": exempt("a value: a file's name and bytes, as the services take them"),
     "warranty.services:claim_ship_replacement": (
         ("warranty.claim_ship_replacement", "warranty.record_replace", "server.swap_component"),
         CLAIM_PATH,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from builds.choices import ServerStatus
 from builds.models import (
@@ -15,6 +16,7 @@ from builds.models import (
 from tests import factories
 from tests.tenants_rig import api_client
 from tests.werkbank.isolation_rig import (
+    CLAIM_LOG,
     World,
     _assert_404,
     _builds,
@@ -216,6 +218,29 @@ def _warranty_claim_action(action: str, body: dict) -> Callable[[World], None]:
     return case
 
 
+def warranty_claim_attachments(w: World) -> None:
+    """Attaching a file to A's claim: 404 for whoever does not see it, nothing written."""
+    x = _warranty(w)
+    url = f"/api/v1/warranty/claims/{x.claim.pk}/attachments/"
+    events = AuditEvent.objects.count()
+    for user in _warranty_strangers(w):
+        upload = SimpleUploadedFile("mine.log", b"taken over\n", content_type="text/plain")
+        response = api_client(user).post(url, {"file": upload}, format="multipart")
+        assert response.status_code == 404, (user.username, response.status_code)
+    assert x.claim.attachments.count() == 1 and AuditEvent.objects.count() == events
+
+
+def warranty_claim_attachment_download(w: World) -> None:
+    x = _warranty(w)
+    url = f"/api/v1/warranty/claim-attachments/{x.attachment.pk}/download/"
+    for user in (w.t.user_a, w.t.pm):
+        response = api_client(user).get(url)
+        assert response.status_code == 200, user.username
+        assert b"".join(response.streaming_content) == CLAIM_LOG
+    _assert_404(_warranty_strangers(w), "get", url)
+    assert api_client(None).get(url).status_code in {401, 403}
+
+
 def handover_server_detail(w: World) -> None:
     x = _warranty(w)
     url = f"/api/v1/handover/servers/{x.deployed.asset_tag}/"
@@ -322,6 +347,8 @@ WARRANTY_CASES: dict[str, Callable[[World], None]] = {
     "warranty-claim-reject": _warranty_claim_action("reject", {"note": "x"}),
     "warranty-claim-ship-replacement": _warranty_claim_action("ship-replacement", {"component": 1}),
     "warranty-claim-close": _warranty_claim_action("close", {"note": "x"}),
+    "warranty-claim-attachments": warranty_claim_attachments,
+    "warranty-claim-attachment-download": warranty_claim_attachment_download,
     "warranty-supplier-return-list": supplier_return_list,
     "warranty-supplier-return-detail": _supplier_return_route("", {}),
     "warranty-supplier-return-ship": _supplier_return_route("ship/", {"supplier_rma_number": "X-1"}),

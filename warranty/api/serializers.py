@@ -8,7 +8,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from inventory.models import Component
-from warranty.models import SupplierReturn, WarrantyClaim, WarrantyRecord, WarrantyRegistration
+from warranty.models import (
+    ClaimAttachment,
+    SupplierReturn,
+    WarrantyClaim,
+    WarrantyRecord,
+    WarrantyRegistration,
+)
+from warranty.selectors import attachment_download_url
 from werkbank.api.serializers import AudienceFieldsMixin
 
 
@@ -83,12 +90,50 @@ class SupplierReturnLinkSerializer(serializers.Serializer):
     status = serializers.CharField()
 
 
+class ClaimAttachmentSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
+    """A log or photo of a claim; `download_url` serves the file after the access check."""
+
+    uploaded_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
+    download_url = serializers.SerializerMethodField(help_text="The file, after the access check.")
+
+    class Meta:
+        model = ClaimAttachment
+        fields = [
+            "id",
+            "kind",
+            "content_type",
+            "original_name",
+            "size_bytes",
+            "sha256",
+            "uploaded_by",
+            "uploaded_at",
+            "download_url",
+        ]
+        read_only_fields = fields
+        pm_only_fields = ["uploaded_by"]  # a login name (werkbank/audiences.py)
+
+    def get_download_url(self, attachment: ClaimAttachment) -> str:
+        url = attachment_download_url(attachment.pk)
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request is not None else url
+
+
+class ClaimAttachSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="A log (plain text, gzip or ZIP) or a photo (JPEG, PNG or WebP, stored re-encoded); its "
+        "content decides, not its name.",
+    )
+
+
 class WarrantyClaimSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     serial = serializers.CharField(source="record.serial", read_only=True)
     opened_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     supplier_return = serializers.SerializerMethodField(
         help_text="The return of the failed component to its supplier, if any (PMs only)."
     )
+    attachments = ClaimAttachmentSerializer(many=True, read_only=True)
 
     class Meta:
         model = WarrantyClaim
@@ -105,6 +150,7 @@ class WarrantyClaimSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
             "finding",
             "opened_by",
             "supplier_return",
+            "attachments",
             "created_at",
             "updated_at",
         ]

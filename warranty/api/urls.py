@@ -5,6 +5,7 @@ from warranty.api.packs import HandoverPackViewSet, WarrantyCertificateViewSet
 from warranty.api.report import SparesEndingViewSet, WarrantyReportViewSet
 from warranty.api.supplier_returns import SupplierReturnViewSet
 from warranty.api.views import (
+    ClaimAttachmentViewSet,
     HandoverServerViewSet,
     WarrantyClaimViewSet,
     WarrantyRecordViewSet,
@@ -16,6 +17,8 @@ router = DefaultRouter()
 router.register("warranty/records", WarrantyRecordViewSet, basename="warranty-record")
 router.register("warranty/registrations", WarrantyRegistrationViewSet, basename="warranty-registration")
 router.register("warranty/claims", WarrantyClaimViewSet, basename="warranty-claim")
+# A claim's logs and photos: listed on the claim, each file served after the access check.
+router.register("warranty/claim-attachments", ClaimAttachmentViewSet, basename="warranty-claim-attachment")
 router.register("handover/servers", HandoverServerViewSet, basename="handover-server")
 # Handover packs and warranty certificates (warranty/api/packs.py).
 router.register("handover/packs", HandoverPackViewSet, basename="handover-pack")

@@ -1,14 +1,18 @@
 """API views of the warranty app: thin viewsets whose writes call the services (warranty/services).
 
 Reads: anyone who sees the rows through `visible_to` (PMs; a customer its own records, registrations and
-claims; partners none). A customer or a PM opens a claim; PMs decide, ship and close (a member who sees
-the claim gets a 403, anyone else a 404: the lookup runs first). The hand-over is by asset tag, PMs only.
+claims; partners none). A customer or a PM opens a claim and attaches logs and photos to it while it is in
+progress; PMs decide, ship and close (a member who sees the claim gets a 403, anyone else a 404: the lookup
+runs first). An attachment's file is served after the same lookup. The hand-over is by asset tag, PMs only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.http import FileResponse, Http404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -20,6 +24,8 @@ from builds.api.views import ServerStateViewSet
 from builds.choices import ServerStatus
 from builds.models import Server
 from warranty.api.serializers import (
+    ClaimAttachmentSerializer,
+    ClaimAttachSerializer,
     ClaimDraftDecisionSerializer,
     ClaimNoteSerializer,
     ClaimOpenSerializer,
@@ -31,11 +37,14 @@ from warranty.api.serializers import (
     WarrantyRecordSerializer,
     WarrantyRegistrationSerializer,
 )
+from warranty.choices import ATTACHMENT_TYPES
 from warranty.filters import WarrantyClaimFilter, WarrantyRecordFilter, WarrantyRegistrationFilter
-from warranty.models import WarrantyClaim, WarrantyRecord, WarrantyRegistration
+from warranty.models import ClaimAttachment, WarrantyClaim, WarrantyRecord, WarrantyRegistration
 from warranty.selectors import hand_over_missing
 from warranty.services import (
+    Upload,
     claim_approve,
+    claim_attach,
     claim_close,
     claim_confirm,
     claim_dismiss,
@@ -44,11 +53,18 @@ from warranty.services import (
     claim_ship_replacement,
     server_hand_over,
 )
+from warranty.services.attachments import attachment_limit
+from werkbank.api.parsers import MultiPartParser
 from werkbank.api.permissions import require_pm
 from werkbank.api.viewsets import ScopedReadOnlyViewSet, VisibleToMixin
 from werkbank.errors import UnknownObject
 
 CONFLICT = OpenApiResponse(description="A business rule refuses it: `missing` says what is needed.")
+
+
+def _attachment_body_limit() -> int:
+    """An attachment's upload body (werkbank.api.parsers): the file at its limit, plus the usual fields."""
+    return attachment_limit() + settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
 class WarrantyRecordViewSet(ScopedReadOnlyViewSet):
@@ -79,7 +95,11 @@ class WarrantyClaimViewSet(
     """Claims (RMA): open → approved or rejected → replacement_shipped → closed, one POST per step; a claim
     drafted from a drift finding is confirmed (→ open) or dismissed first."""
 
-    queryset = WarrantyClaim.objects.select_related("record", "opened_by", "supplier_return")
+    queryset = WarrantyClaim.objects.select_related(
+        "record", "opened_by", "supplier_return"
+    ).prefetch_related("attachments__uploaded_by")
+    #: The attachment upload sets its own body limit (werkbank.api.parsers); the rest keep the global one.
+    max_body_bytes: Any = None
     # A customer files claims too: the record's lookup answers 404 to whoever does not see it, and the
     # decisions say 403 to a member who sees the claim (require_pm).
     permission_classes = [IsAuthenticated]
@@ -113,6 +133,30 @@ class WarrantyClaimViewSet(
         claim = claim_open(
             record=record, actor=request.user, description=payload.validated_data["description"]
         )
+        return self._answer(claim, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request={"multipart/form-data": ClaimAttachSerializer},
+        responses={
+            201: WarrantyClaimSerializer,
+            400: OpenApiResponse(description="The file is no log or photo, by its content, or too big."),
+            404: OpenApiResponse(description="No such claim."),
+            409: CONFLICT,
+        },
+        summary="Attach a log or a photo to a claim in progress (its customer, or a PM).",
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        permission_classes=[IsAuthenticated],
+        parser_classes=[MultiPartParser],
+        max_body_bytes=_attachment_body_limit,
+    )
+    def attachments(self, request: Request, pk: str | None = None) -> Response:
+        claim = self.get_object()
+        payload = ClaimAttachSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        claim_attach(claim=claim, actor=request.user, upload=Upload.of(payload.validated_data["file"]))
         return self._answer(claim, status.HTTP_201_CREATED)
 
     def _decide(self, request: Request, serializer: type, service: Any, message: str) -> Response:
@@ -189,6 +233,39 @@ class WarrantyClaimViewSet(
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
     def close(self, request: Request, pk: str | None = None) -> Response:
         return self._decide(request, ClaimNoteSerializer, claim_close, "Only project managers close claims.")
+
+
+class ClaimAttachmentViewSet(VisibleToMixin, viewsets.GenericViewSet):
+    """A claim's logs and photos, listed on their claim; `download` serves the file only after the scoped
+    lookup (the claim's customer's members and PMs; anyone else a 404)."""
+
+    queryset = ClaimAttachment.objects.select_related("claim")
+    serializer_class = ClaimAttachmentSerializer
+
+    @extend_schema(
+        responses={
+            (200, content_type): OpenApiResponse(OpenApiTypes.BINARY)
+            for content_types in ATTACHMENT_TYPES.values()
+            for content_type in content_types
+        },
+        summary="The attachment's file, as an attachment (photos re-encoded, logs as they came).",
+    )
+    @action(detail=True, methods=["get"])
+    def download(self, request: Request, pk: str | None = None) -> FileResponse:
+        attachment = self.get_object()
+        try:
+            handle = attachment.file.open("rb")
+        except FileNotFoundError as missing:  # the moment between the commit and the file's write
+            raise Http404(f"{attachment.original_name} is being stored; try again in a moment.") from missing
+        text = attachment.content_type == "text/plain"
+        response = FileResponse(
+            handle,
+            as_attachment=True,
+            filename=attachment.download_name,
+            content_type="text/plain; charset=utf-8" if text else attachment.content_type,
+        )
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
 
 
 def handover_state(server: Server) -> dict[str, Any]:

@@ -31,11 +31,14 @@ def _warranty_table(rows: list[WarrantyRow], *, with_server: bool) -> list[Flowa
     ]
     header = [_("Kind"), _("Serial"), _("Description"), _("Term"), _("Start"), _("End")]
     widths: tuple[float, ...] = (23, 30, 57, 20, 22, 22)
+    whole = {1}  # the serial
     if with_server:
+        # The hostname is the certificate's key to its rows: its column holds "wb-2026-0001-01" at full width,
+        # and a longer name is condensed, never cut (the description gives up the room).
         header = [_("Server"), *header]
-        widths = (24, 22, 28, 44, 18, 19, 19)
-    serial = header.index(_("Serial"))
-    return [GridRows(header, cells, [w * mm for w in widths], whole=frozenset({serial}))]
+        widths = (33, 19, 30, 36, 17, 22, 17)
+        whole = {0, 2}
+    return [GridRows(header, cells, [w * mm for w in widths], whole=frozenset(whole))]
 
 
 def _warranty(data: PackData) -> list[Flowable]:

@@ -4,11 +4,13 @@ Every service is atomic, locks what it changes, and writes an audit event in the
 import from this package; the modules are `registrations` (the warranty registered in the customer's name
 at allocation), `records` (one record per serial at handover), `handover` (a server to its customer, and
 the order that closes with its last server), `claims` (RMA with replacement lineage, and the drafts a drift
-finding makes), `expiry` (the daily digests), `packs` (handover packs: the PDF and ZIP rendered by a
-Celery task), `supplier_returns` (failed components back to their suppliers), `digest` (the PMs' weekly
-warranty digest) and `attribution` (what caused each failure: proposed, confirmed or corrected).
+finding makes), `attachments` (the logs and photos of a claim, checked by their content), `expiry` (the
+daily digests), `packs` (handover packs: the PDF and ZIP rendered by a Celery task), `supplier_returns`
+(failed components back to their suppliers), `digest` (the PMs' weekly warranty digest) and `attribution`
+(what caused each failure: proposed, confirmed or corrected).
 """
 
+from warranty.services.attachments import Upload, claim_attach
 from warranty.services.attribution import (
     attribute_blacklist,
     attribute_claim,
@@ -28,7 +30,7 @@ from warranty.services.claims import (
 )
 from warranty.services.digest import pm_digest_send
 from warranty.services.expiry import expiry_notice_send, expiry_notify
-from warranty.services.handover import server_hand_over
+from warranty.services.handover import handover_records_create, server_hand_over
 from warranty.services.packs import pack_generate, pack_progress, pack_render, pack_request, pack_retry
 from warranty.services.records import warranty_records_create
 from warranty.services.registrations import registrations_record
@@ -39,11 +41,13 @@ from warranty.services.supplier_returns import (
 )
 
 __all__ = [
+    "Upload",
     "attribute_blacklist",
     "attribute_claim",
     "attribute_run",
     "attribution_confirm",
     "claim_approve",
+    "claim_attach",
     "claim_close",
     "claim_confirm",
     "claim_dismiss",
@@ -54,6 +58,7 @@ __all__ = [
     "claim_ship_replacement",
     "expiry_notice_send",
     "expiry_notify",
+    "handover_records_create",
     "pack_generate",
     "pack_progress",
     "pack_render",

@@ -8,7 +8,9 @@ passing post-repair run measured the new card (`post_repair_missing`): the repai
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -28,6 +30,13 @@ from inventory.models import Component
 from warranty.choices import CLAIM_OPEN, CLAIM_TRANSITIONS, ClaimStatus, RecordKind
 from warranty.models import WarrantyClaim, WarrantyRecord
 from warranty.selectors import component_description
+from warranty.services.attachments import (
+    CheckedAttachment,
+    Upload,
+    attachment_check,
+    attachment_store,
+    clean_name,
+)
 from warranty.services.attribution import attribute_claim
 from warranty.services.records import remaining_months
 from werkbank.access import is_pm, pm_users
@@ -55,14 +64,19 @@ def _text(value: str, *, field: str, required: bool, max_length: int = 5000) -> 
 
 
 @transaction.atomic
-def claim_open(*, record: WarrantyRecord, actor: Actor, description: str) -> WarrantyClaim:
-    """File a claim against a record the actor may see (the record's customer, or a PM).
+def claim_open(
+    *, record: WarrantyRecord, actor: Actor, description: str, attachments: Sequence[Upload] = ()
+) -> WarrantyClaim:
+    """File a claim against a record the actor may see (the record's customer, or a PM), with the logs and
+    photos it comes with (`attachments`, each checked before anything is saved: a bad one is a 400 naming
+    the file, and no claim is filed; the same bytes twice are attached once).
 
     Refused (409) for the server's own record (claims name the failing component), a record already
     replaced (claim on its replacement), a record whose warranty has ended, and a record with a claim in
     progress (one at a time; the partial unique constraint backs it).
     """
     description = _text(description, field="description", required=True)
+    checked = _checked_attachments(attachments)
     locked = (
         WarrantyRecord.objects.visible_to(actor).select_for_update(of=("self",)).filter(pk=record.pk).first()
     )
@@ -118,7 +132,28 @@ def claim_open(*, record: WarrantyRecord, actor: Actor, description: str) -> War
         note=description,
     )
     attribute_claim(claim=claim, actor=actor)  # a claim a person filed is a failure of its component
+    for upload, check in checked:
+        attachment_store(
+            claim=claim, actor=actor, name=upload.name, checked=check, uploaded_bytes=len(upload.data)
+        )
     return claim
+
+
+def _checked_attachments(attachments: Sequence[Upload]) -> list[tuple[Upload, CheckedAttachment]]:
+    """The files a claim is filed with, each checked by its content (a 400 naming the file), once each."""
+    limit = settings.WERKBANK_MAX_CLAIM_ATTACHMENTS
+    if len(attachments) > limit:
+        rule = _("%(count)s files; a claim takes at most %(limit)s.")
+        raise InvalidInput("attachments", rule % {"count": len(attachments), "limit": limit})
+    checked: list[tuple[Upload, CheckedAttachment]] = []
+    seen: set[str] = set()
+    for upload in attachments:
+        check = attachment_check(upload.data, field="attachments", which=f"{clean_name(upload.name)}: ")
+        digest = hashlib.sha256(check.data).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            checked.append((upload, check))
+    return checked
 
 
 def _lock(claim: WarrantyClaim) -> WarrantyClaim:

@@ -135,6 +135,20 @@ class AuditEventSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
         return data
 
 
+class NoteSerializer(serializers.Serializer):
+    """The body of an action that takes an optional note (every app's; one component in the schema)."""
+
+    note = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=2000, help_text="Written on the audit trail."
+    )
+
+
+class ReasonSerializer(serializers.Serializer):
+    """The body of an action that needs a written reason."""
+
+    reason = serializers.CharField(max_length=2000, help_text="Why: written on the audit trail.")
+
+
 class VisiblePrimaryKeyField(serializers.PrimaryKeyRelatedField):
     """A foreign key whose choices are the rows visible to the requesting user: no links to other tenants."""
 

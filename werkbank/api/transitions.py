@@ -9,6 +9,7 @@ errors become their 400/409 answers in the API's exception handler (werkbank.api
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
+
+from werkbank.api.schema import first_sentence
 
 
 def transition_action(
@@ -33,14 +36,12 @@ def transition_action(
 
     `subject` is the keyword the service takes the object by ("order", "server", "po"); `body` the input
     serializer and `response` the viewset's serializer, both named for the schema. The summary defaults to
-    the service's docstring. The URL is the name with dashes (`start_assembly` → `start-assembly/`), and the
-    method keeps the name, because DRF routes an action by its function's name. `options` go to `@action`
+    the first sentence of the service's docstring, the description is all of it. The URL is the name with
+    dashes (`start_assembly` → `start-assembly/`), and the method keeps the name, because DRF routes an
+    action by its function's name. `options` go to `@action`
     (permission classes, no filters or paging).
     """
 
-    @extend_schema(
-        request=body, responses={200: response}, summary=service.__doc__ if summary is None else summary
-    )
     def transition(self: Any, request: Request, pk: str | None = None) -> Response:
         obj = self.get_object()
         payload = body(data=request.data, context=self.get_serializer_context())
@@ -49,4 +50,13 @@ def transition_action(
         return Response(self.get_serializer(self.get_queryset().get(pk=obj.pk)).data)
 
     transition.__name__ = name
-    return action(detail=True, methods=["post"], url_path=name.replace("_", "-"), **options)(transition)
+    routed = action(detail=True, methods=["post"], url_path=name.replace("_", "-"), **options)(transition)
+    # Outside @action, which replaces the function's `kwargs`, where drf-spectacular keeps the schema: an
+    # @extend_schema under it is lost, and the action documented the viewset's whole object as its body.
+    documented = extend_schema(
+        request=body,
+        responses={200: response},
+        summary=summary or first_sentence(service.__doc__),
+        description=inspect.cleandoc(service.__doc__ or ""),
+    )
+    return documented(routed)
