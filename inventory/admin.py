@@ -227,15 +227,16 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
         return [*shown, *self.links, "timeline"]
 
     @admin.action(
-        description="Send selected purchase orders (a quality-flagged PO asks for its override reasons; "
-        "a non-EU one otherwise needs the API with a reason)"
+        description="Send selected purchase orders (a quality-flagged or non-EU one asks for its override "
+        "reasons)"
     )
     def send_selected(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
-        """Send at once; where a selected PO is flagged for quality (issue #29), first a page that shows the
-        warnings and asks for the quality override reason, and the non-EU one where a supplier needs it."""
+        """Send at once; where a selected PO is flagged for quality (issue #29) or its supplier is outside the
+        EU, first a page that shows why and asks for the override reasons (issue #24)."""
         pos = list(queryset.select_related("supplier"))
         flagged = [(po, po_quality_warnings(po)) for po in pos]
-        if "apply" not in request.POST and any(warnings for _po, warnings in flagged):
+        needs_non_eu = any(not po.supplier.is_eu for po in pos)
+        if "apply" not in request.POST and (needs_non_eu or any(warnings for _po, warnings in flagged)):
             return TemplateResponse(
                 request,
                 "admin/inventory/purchaseorder/send.html",
@@ -243,7 +244,7 @@ class PurchaseOrderAdmin(ReadOnlyPMAdmin):
                     **self.admin_site.each_context(request),
                     "title": "Send purchase orders",
                     "rows": flagged,
-                    "needs_non_eu": any(not po.supplier.is_eu for po in pos),
+                    "needs_non_eu": needs_non_eu,
                     "action": request.POST.get("action"),
                     "opts": self.model._meta,
                     "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,

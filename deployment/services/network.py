@@ -87,7 +87,8 @@ def network_set(
     existing = ServerNetwork.objects.filter(server=server).first() if new else None
     if existing is not None:
         raise RuleViolation(
-            f"Server {server.hostname} has a network record already (id {existing.pk}); change that one.",
+            f"Server {server.hostname} has a network record already "
+            f"(management IP {existing.management_ip}); change that one.",
             missing=[f"no network record of server {server.hostname}"],
             code="network_exists",
         )

@@ -69,6 +69,16 @@ def test_admin_send_action_applies_the_eu_rule(client, tenants):
         {"action": "send_selected", "_selected_action": [po.pk]},
         follow=True,
     )
-    assert "is in CN, outside the EU" in response.content.decode()
+    # A page asks for the non-EU override reason first (issue #24: no step needs the API).
+    assert "Non-EU override reason" in response.content.decode()
     po.refresh_from_db()
     assert po.status == PurchaseOrderStatus.DRAFT
+    apply = {"action": "send_selected", "_selected_action": [po.pk], "apply": "1"}
+    refused = client.post("/admin/inventory/purchaseorder/", apply, follow=True)
+    assert "is in CN, outside the EU" in refused.content.decode()
+    po.refresh_from_db()
+    assert po.status == PurchaseOrderStatus.DRAFT
+    reason = "Only maker of this chassis; EU distributor out of stock for 12 weeks."
+    client.post("/admin/inventory/purchaseorder/", {**apply, "override_reason": reason}, follow=True)
+    po.refresh_from_db()
+    assert (po.status, po.non_eu_override_reason) == (PurchaseOrderStatus.SENT, reason)

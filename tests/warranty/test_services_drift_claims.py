@@ -245,10 +245,13 @@ def test_a_gpu_claim_closes_only_after_a_passing_post_repair_run_on_the_new_card
     assert "python -m probe burnin --purpose post_repair --duration 2h" in refused.value.message
     # A failing post-repair run, and a passing one that did not measure the new card, are not enough.
     failed = recommission(handed.server, spare, result="fail")
-    with pytest.raises(RuleViolation, match=f"run {failed.pk} .* is fail"):
+    with pytest.raises(
+        RuleViolation, match=rf"the run uploaded {failed.created_at:%Y-%m-%d %H:%M} UTC is fail"
+    ):
         claim_close(claim=claim, actor=handed.t.pm)
     other = recommission(handed.server, handed.component(GPUS_L1[1]))
-    with pytest.raises(RuleViolation, match=f"run {other.pk} .* did not measure {SPARE_GPU}"):
+    uploaded = f"{other.created_at:%Y-%m-%d %H:%M}"
+    with pytest.raises(RuleViolation, match=rf"the run uploaded {uploaded} UTC did not measure {SPARE_GPU}"):
         claim_close(claim=claim, actor=handed.t.pm)
     # A passing one from before the replacement went in does not count either.
     early = recommission(handed.server, spare)

@@ -335,7 +335,7 @@ def post_repair_missing(*, claim: WarrantyClaim) -> list[str]:
     if latest is None:
         found = "none was uploaded since"
     else:
-        run = f"run {latest.pk} of {latest.created_at:%Y-%m-%d %H:%M} UTC"
+        run = f"the run uploaded {latest.created_at:%Y-%m-%d %H:%M} UTC"
         found = (
             f"{run} is {latest.get_result_display().lower()}"
             if latest.result != RunResult.PASS

@@ -96,7 +96,7 @@ def _attribution_missing(*, attribution: Attribution, component: Component) -> l
     if attribution.cause == FailureCause.COMPONENT and attribution.component_id == component.pk:
         return []
     return [
-        f"an attribution of the failure to {component.serial} (attribution {attribution.pk} blames the "
+        f"an attribution of the failure to {component.serial} (its attribution blames the "
         f"{attribution.get_cause_display().lower()})"
     ]
 
