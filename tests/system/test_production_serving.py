@@ -113,6 +113,10 @@ def served(tmp_path: Path) -> Iterator[Served]:
     _manage(env, "collectstatic", "--noinput", "--verbosity", "0")
     env_with_password = {**env, "DJANGO_SUPERUSER_PASSWORD": PM_PASSWORD}
     _manage(env_with_password, "createsuperuser", "--noinput", "--username", "ops-pm", "--email", "pm@x.test")
+    # Four eyes hold in production (WERKBANK_APPROVAL_FOUR_EYES on by default): a second PM approves.
+    _manage(
+        env_with_password, "createsuperuser", "--noinput", "--username", "ops-pm2", "--email", "pm2@x.test"
+    )
 
     log = tmp_path / "honcho.log"
     with log.open("w") as log_file:
@@ -160,7 +164,14 @@ def test_production_profile_serves_an_order_approval_and_the_worker_mails_the_cu
     assert status == 201, assessment
     status, submitted = served.call("POST", f"/api/v1/orders/{order['id']}/submit/", {}, token)
     assert status == 200, submitted
-    status, approved = served.call("POST", f"/api/v1/orders/{order['id']}/approve/", {"note": "Pays"}, token)
+    status, refused = served.call("POST", f"/api/v1/orders/{order['id']}/approve/", {"note": "Pays"}, token)
+    assert status == 409 and "four_eyes" in refused, refused  # an error body comes back as text
+    status, body = served.call(
+        "POST", "/api/v1/auth/login/", {"username": "ops-pm2", "password": PM_PASSWORD}
+    )
+    assert status == 200, body
+    second = body["token"]
+    status, approved = served.call("POST", f"/api/v1/orders/{order['id']}/approve/", {"note": "Pays"}, second)
     assert status == 200, approved
     assert approved["status"] == "approved"
 
