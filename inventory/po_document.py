@@ -12,33 +12,18 @@ from __future__ import annotations
 
 import io
 from decimal import Decimal
-from functools import cache
-from pathlib import Path
 from xml.sax.saxutils import escape
 
-import reportlab
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
-from reportlab.pdfbase import pdfmetrics
-from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from inventory.models import PurchaseOrder
+from werkbank.pdf_fonts import vera_fonts
 
-FONT, FONT_BOLD = "WerkbankPOVera", "WerkbankPOVera-Bold"
 GRID, HEAD = colors.HexColor("#b8bec6"), colors.HexColor("#e8ecf0")
-
-
-@cache
-def _fonts() -> tuple[str, str]:
-    """Vera, reportlab's bundled TrueType font (umlauts and the euro sign), registered once per process."""
-    folder = Path(reportlab.__file__).parent / "fonts"
-    pdfmetrics.registerFont(TTFont(FONT, str(folder / "Vera.ttf")))
-    pdfmetrics.registerFont(TTFont(FONT_BOLD, str(folder / "VeraBd.ttf")))
-    pdfmetrics.registerFontFamily(FONT, normal=FONT, bold=FONT_BOLD, italic=FONT, boldItalic=FONT_BOLD)
-    return FONT, FONT_BOLD
 
 
 def _money(value: Decimal, currency: str) -> str:
@@ -47,7 +32,7 @@ def _money(value: Decimal, currency: str) -> str:
 
 def render_po_pdf(po: PurchaseOrder) -> bytes:
     """The PO's PDF; the same PO gives the same bytes (reportlab's invariant mode)."""
-    regular, bold = _fonts()
+    regular, bold = vera_fonts()
     body = ParagraphStyle("body", fontName=regular, fontSize=9, leading=12)
     small = ParagraphStyle(
         "small", parent=body, fontSize=7.5, leading=9.5, textColor=colors.HexColor("#555b63")

@@ -18,7 +18,8 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.platypus import Flowable, Paragraph, Table, TableStyle
 
 from burnin.selectors import GpuSeries
-from warranty.documents.frame import FAIL, FONT, FONT_BOLD, GRID, HEAD, _esc, _styles
+from warranty.documents.frame import FAIL, GRID, HEAD, _esc, _styles
+from werkbank.pdf_fonts import FONT, FONT_BOLD
 
 #: Rows per chunk of a table of paragraphs (`_table`, for cells that wrap): a chunk rarely spans a page,
 #: so reportlab seldom splits one (a split re-measures every remaining row). Long tables of short facts

@@ -9,10 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-import reportlab
 from django.utils import formats
 from django.utils.translation import gettext_lazy
 from reportlab.lib import colors
@@ -20,16 +18,12 @@ from reportlab.lib.enums import TA_RIGHT
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
-from reportlab.pdfbase import pdfmetrics
-from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, SimpleDocTemplate
 
 from builds.choices import ConnectorKind
 from inventory.choices import PartCategory
-
-FONT, FONT_BOLD = "WerkbankVera", "WerkbankVera-Bold"
-
+from werkbank.pdf_fonts import FONT, vera_fonts
 
 GRID = colors.HexColor("#b8bec6")
 
@@ -98,16 +92,6 @@ def _label(value: str, fallback: str) -> str:
     return str(LABELS.get(value, fallback))
 
 
-@cache
-def _fonts() -> tuple[str, str]:
-    """Register Vera (reportlab's bundled TrueType fonts) once per process."""
-    folder = Path(reportlab.__file__).parent / "fonts"
-    pdfmetrics.registerFont(TTFont(FONT, str(folder / "Vera.ttf")))
-    pdfmetrics.registerFont(TTFont(FONT_BOLD, str(folder / "VeraBd.ttf")))
-    pdfmetrics.registerFontFamily(FONT, normal=FONT, bold=FONT_BOLD, italic=FONT, boldItalic=FONT_BOLD)
-    return FONT, FONT_BOLD
-
-
 @dataclass(frozen=True)
 class Styles:
     body: ParagraphStyle
@@ -121,7 +105,7 @@ class Styles:
 
 @cache
 def _styles() -> Styles:
-    regular, bold = _fonts()
+    regular, bold = vera_fonts()
     body = ParagraphStyle("body", fontName=regular, fontSize=9, leading=12)
     return Styles(
         body=body,

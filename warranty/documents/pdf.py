@@ -14,12 +14,13 @@ from reportlab.lib.units import mm
 from reportlab.platypus import CondPageBreak, Flowable, PageBreak, Paragraph, Spacer
 
 from warranty.documents.blocks import _pairs, _table
-from warranty.documents.frame import _date, _esc, _fonts, _render, _styles
+from warranty.documents.frame import _date, _esc, _render, _styles
 from warranty.documents.sections_burnin import _burnin, _charts, _findings, _pcie, _stages
 from warranty.documents.sections_server import _blacklist, _configuration, _cover
 from warranty.documents.sections_site import _monitoring, _network, _onboarding, _placement
 from warranty.documents.sections_warranty import _signoff, _warranty, _warranty_table
 from warranty.selectors import PackData, WarrantyRow
+from werkbank.pdf_fonts import vera_fonts
 
 
 def pack_pdf(data: PackData, *, revision: int, language: str, generated_at: datetime) -> bytes:
@@ -100,7 +101,7 @@ def certificate_pdf(order: Any, rows: list[WarrantyRow], *, language: str, issue
 def table_pdf(rows: list[WarrantyRow], *, grid: bool = True) -> bytes:
     """A document of only the warranty table, as the pack draws it (`grid`), or as a reportlab Table of
     paragraphs split page by page: the bench's measure of table pages per second."""
-    _fonts()
+    vera_fonts()
     if grid:
         story = _warranty_table(rows, with_server=True)
     else:
