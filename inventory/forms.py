@@ -7,15 +7,12 @@ alike: the lot, and the serials from the scanner list and the paste box, parsed 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from inventory.packing import COLUMN_ALIASES, PackingList, parse_csv, parse_scanner
-
-_NAME_SEPARATORS = re.compile(r"[\s-]+")  # as inventory.packing reads a header's column names
+from inventory.packing import COLUMN_ALIASES, PackingList, column_name, parse_csv, parse_scanner
 
 
 def _lines(text: str) -> list[str]:
@@ -33,7 +30,7 @@ def looks_like_csv(text: str) -> bool:
     first = next(iter(_lines(text)), "")
     if "," in first or ";" in first:
         return True
-    return _NAME_SEPARATORS.sub("_", first.strip().lower()) in COLUMN_ALIASES
+    return column_name(first) in COLUMN_ALIASES
 
 
 class ReceiptForm(forms.Form):

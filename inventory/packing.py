@@ -222,13 +222,14 @@ def _sniff_delimiter(text: str) -> str:
     return ";" if header.count(";") > header.count(",") else ","
 
 
-def _column_name(name: str) -> str:
+def column_name(name: str) -> str:
+    """A header's column name as the aliases spell it: "Serial Number" → "serial_number"."""
     return _NAME_SEPARATORS.sub("_", name.strip().lower())
 
 
 def _header_columns(header: list[str]) -> tuple[dict[str, int] | None, str | None]:
     """Map each canonical column to its index, or say what is wrong with the header."""
-    names = [_column_name(name) for name in header]
+    names = [column_name(name) for name in header]
     if not any(name in COLUMN_ALIASES for name in names):
         found = ", ".join(repr(name.strip()) for name in header)
         return (
