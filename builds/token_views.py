@@ -15,10 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
-from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views import View
 
@@ -26,8 +24,9 @@ from builds.choices import ServerStatus
 from builds.models import Server
 from builds.views import BenchMixin
 from werkbank.access import Purpose
-from werkbank.errors import DomainError, RuleViolation
-from werkbank.services import api_token_create, api_token_revoke, live_api_tokens
+from werkbank.errors import RuleViolation
+from werkbank.services import api_token_create, live_api_tokens
+from werkbank.views import token_page_response, token_revoke_response
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -128,9 +127,7 @@ class BenchTokensView(BenchMixin, View):
             },
             status=status,
         )
-        # The raw token is on this page once: no cache may keep it.
-        response["Cache-Control"] = "no-store"
-        return response
+        return token_page_response(response)
 
 
 class BenchTokenRevokeView(BenchMixin, View):
@@ -139,10 +136,4 @@ class BenchTokenRevokeView(BenchMixin, View):
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest) -> HttpResponse:
-        token_key = request.POST.get("token_key", "")
-        try:
-            api_token_revoke(user=_user(request), token_key=token_key, actor=request.user)
-        except DomainError:
-            raise Http404("No such token.") from None
-        messages.success(request, _("The token %(prefix)s… was revoked.") % {"prefix": token_key})
-        return HttpResponseRedirect(reverse("bench:tokens"), status=303)
+        return token_revoke_response(request, back="bench:tokens")

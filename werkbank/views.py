@@ -11,7 +11,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.db import connection
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import resolve_url
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -20,8 +20,10 @@ from django.views.decorators.http import require_GET
 
 from werkbank.access import is_pm
 from werkbank.choices import OrganizationKind
+from werkbank.errors import DomainError
 from werkbank.i18n import SESSION_LANGUAGE
 from werkbank.models import member_organizations
+from werkbank.services import api_token_revoke
 
 logger = logging.getLogger(__name__)
 
@@ -120,3 +122,24 @@ class LogoutView(auth_views.LogoutView):
         if was_logged_in:
             messages.success(request, _("You are logged out."))
         return response
+
+
+# --- API tokens: the portal's and the bench's token pages (portal/views/customer.py, builds/token_views.py)
+
+
+def token_page_response(response: HttpResponse) -> HttpResponse:
+    """A token page's answer: a raw token appears on it once, so no cache may keep it."""
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def token_revoke_response(request: HttpRequest, *, back: str) -> HttpResponse:
+    """POST: revoke one of the user's own tokens by its prefix (another user's, or none, is a 404), then
+    back to the token page named `back` (303) with a message."""
+    token_key = request.POST.get("token_key", "")
+    try:
+        api_token_revoke(user=request.user, token_key=token_key, actor=request.user)
+    except DomainError:
+        raise Http404("No such token.") from None
+    messages.success(request, _("The token %(prefix)s… was revoked.") % {"prefix": token_key})
+    return HttpResponseRedirect(reverse(back), status=303)

@@ -45,7 +45,8 @@ from portal.views.documents import documents_context
 from portal.views.warranty import warranty_context
 from werkbank.choices import label_of
 from werkbank.errors import DomainError
-from werkbank.services import api_token_create, api_token_revoke, live_api_tokens
+from werkbank.services import api_token_create, live_api_tokens
+from werkbank.views import token_page_response, token_revoke_response
 
 #: Orders per page of the order list.
 ORDERS_PER_PAGE = 25
@@ -374,22 +375,14 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
             "limit": settings.REST_KNOX["TOKEN_LIMIT_PER_USER"],
         },
     )
-    # The raw token is on this page once: no cache may keep it.
-    response["Cache-Control"] = "no-store"
-    return response
+    return token_page_response(response)
 
 
 @customer_required
 @require_POST
 def token_revoke(request: HttpRequest) -> HttpResponse:
     """POST: revoke one of the user's tokens by its prefix."""
-    token_key = request.POST.get("token_key", "")
-    try:
-        api_token_revoke(user=request.user, token_key=token_key, actor=request.user)
-    except DomainError:
-        raise Http404("No such token.") from None
-    messages.success(request, _("The token %(prefix)s… was revoked.") % {"prefix": token_key})
-    return HttpResponseRedirect(reverse("portal:tokens"), status=303)
+    return token_revoke_response(request, back="portal:tokens")
 
 
 urlpatterns: list[URLPattern] = [
