@@ -4,13 +4,11 @@ that serve them, and the e-mail that tells the partner's members (issue #24)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
-from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import translation
 
 from builds.choices import BENCH_OPEN
 from builds.models import Server
@@ -19,6 +17,7 @@ from inventory.choices import PurchaseOrderStatus
 from inventory.models import PurchaseOrder
 from inventory.services import po_set_delivery
 from orders.models import Order, StatusNotice
+from orders.services import notice_send_once
 from werkbank.audit import audit
 from werkbank.choices import OrganizationKind
 from werkbank.errors import InvalidInput, RuleViolation
@@ -92,21 +91,21 @@ def partner_assigned_notice_send(*, event_id: int) -> StatusNotice | None:
     order = Order.objects.select_related("configuration").get(pk=int(event.object_id))
     partner = Organization.objects.get(pk=event.after["partner_id"], kind=OrganizationKind.PARTNER)
     recipients = organization_recipients(partner)
-    notice, created = StatusNotice.objects.get_or_create(
-        event=event, defaults={"order": order, "recipients": recipients}
+    language = partner.language if partner.language in ("en", "de") else "en"
+
+    def context() -> dict[str, Any]:
+        return {
+            "order": order,
+            "partner": partner,
+            "servers": event.after.get("servers", []),
+            "bench_url": settings.WERKBANK_PUBLIC_URL + reverse("bench:list"),
+        }
+
+    return notice_send_once(
+        event=event,
+        order=order,
+        recipients=recipients,
+        language=language,
+        template="partner_assigned",
+        context=context,
     )
-    if not created:
-        return None
-    if recipients:
-        language = partner.language if partner.language in ("en", "de") else "en"
-        with translation.override(language):
-            context = {
-                "order": order,
-                "partner": partner,
-                "servers": event.after.get("servers", []),
-                "bench_url": settings.WERKBANK_PUBLIC_URL + reverse("bench:list"),
-            }
-            subject = render_to_string(f"emails/partner_assigned_subject.{language}.txt", context).strip()
-            body = render_to_string(f"emails/partner_assigned.{language}.txt", context)
-        send_mail(subject, body, None, recipients)
-    return notice

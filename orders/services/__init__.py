@@ -7,7 +7,7 @@ modules are `configurations`, `orders` (create and edit), `transitions` (one fun
 """
 
 from orders.services.configurations import configuration_create, configuration_update
-from orders.services.notices import order_status_notice_send
+from orders.services.notices import notice_send_once, order_status_notice_send
 from orders.services.orders import order_create, order_update
 from orders.services.roi import roi_assess, roi_inputs, roi_preview, workload_set
 from orders.services.transitions import (
@@ -29,6 +29,7 @@ __all__ = [
     "TRANSITION_SERVICES",
     "configuration_create",
     "configuration_update",
+    "notice_send_once",
     "order_approve",
     "order_cancel",
     "order_close",

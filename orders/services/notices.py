@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
@@ -33,27 +36,54 @@ def order_status_notice_send(*, event_id: int) -> StatusNotice | None:
     event = AuditEvent.objects.select_related("actor").get(pk=event_id)
     order = Order.objects.select_related("customer").get(pk=int(event.object_id))
     recipients = organization_recipients(order.customer)
+    language = order.customer.language or "en"
+
+    def context() -> dict[str, Any]:
+        return {
+            "order": order,
+            "before": label_of(OrderStatus, event.before.get("status", "")),
+            "after": label_of(OrderStatus, event.after["status"]),
+            # A rejection's or cancellation's reason is addressed to the customer; any other transition's
+            # note (an override reason, a PM's remark) is internal to the builder (werkbank/audiences.py).
+            "note": event.note if event.verb.removeprefix("order.") in REASON_REQUIRED else "",
+            "when": event.created_at,
+            # The customer's page of the order in the portal (WERKBANK_PUBLIC_URL is where they reach us).
+            "portal_url": settings.WERKBANK_PUBLIC_URL + reverse("portal:order", args=[order.pk]),
+        }
+
+    return notice_send_once(
+        event=event,
+        order=order,
+        recipients=recipients,
+        language=language,
+        template="order_status",
+        context=context,
+    )
+
+
+def notice_send_once(
+    *,
+    event: AuditEvent,
+    order: Order,
+    recipients: list[str],
+    language: str,
+    template: str,
+    context: Callable[[], dict[str, Any]],
+) -> StatusNotice | None:
+    """E-mail `recipients` once about one audited event of `order`: the StatusNotice row, unique per event,
+    is written before the mail goes out in the caller's transaction, so a second delivery of the task finds
+    it and sends nothing; if sending fails, the row rolls back and the task's retry sends it. The mail is
+    `emails/<template>_subject.<language>.txt` and `emails/<template>.<language>.txt`, with `context()`
+    built in that language (the statuses' labels, say)."""
     notice, created = StatusNotice.objects.get_or_create(
         event=event, defaults={"order": order, "recipients": recipients}
     )
     if not created:
         return None
     if recipients:
-        language = order.customer.language or "en"
-        with translation.override(language):  # the statuses' labels in the customer's language, too
-            context = {
-                "order": order,
-                "before": label_of(OrderStatus, event.before.get("status", "")),
-                "after": label_of(OrderStatus, event.after["status"]),
-                # A rejection's or cancellation's reason is addressed to the customer; any other
-                # transition's note (an override reason, a PM's remark) is internal to the builder
-                # (werkbank/audiences.py).
-                "note": event.note if event.verb.removeprefix("order.") in REASON_REQUIRED else "",
-                "when": event.created_at,
-                # The customer's page of the order in the portal (WERKBANK_PUBLIC_URL is where they reach us).
-                "portal_url": settings.WERKBANK_PUBLIC_URL + reverse("portal:order", args=[order.pk]),
-            }
-            subject = render_to_string(f"emails/order_status_subject.{language}.txt", context).strip()
-            body = render_to_string(f"emails/order_status.{language}.txt", context)
+        with translation.override(language):
+            values = context()
+            subject = render_to_string(f"emails/{template}_subject.{language}.txt", values).strip()
+            body = render_to_string(f"emails/{template}.{language}.txt", values)
         send_mail(subject, body, None, recipients)
     return notice

@@ -274,6 +274,9 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         ("warranty.records_create", "pack.request"),
         "tests/pm/test_order_steps_page.py::test_a_pm_hands_a_server_over_and_the_dated_pack_follows",
     ),
+    "orders.services:notice_send_once": exempt(
+        "sends one e-mail for an existing audit row (the notices' tasks); writes the StatusNotice only"
+    ),
     "orders.services:procurement_plan": exempt("a read: what order_procure would order"),
     "orders.services:roi_assess": (
         ("order.roi_assess",),
