@@ -65,7 +65,7 @@ def pipeline_page(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(request, "pm/pipeline.html", context)
 
 
-def _order_context(request: HttpRequest, order: Any, *, bound: Any = None) -> dict[str, Any]:
+def order_context(request: HttpRequest, order: Any, *, bound: Any = None) -> dict[str, Any]:
     """Everything the order page shows; `bound` is the (action, form) of a transition that was refused."""
     transitions = []
     for step in pm.order_steps(order):
@@ -113,7 +113,7 @@ def order_page(request: HttpRequest, pk: int) -> HttpResponse:
     order = pm.pm_order(pk)
     if order is None:
         raise Http404("No such order.")
-    return TemplateResponse(request, "pm/order.html", _order_context(request, order))
+    return TemplateResponse(request, "pm/order.html", order_context(request, order))
 
 
 @pm_required
@@ -148,7 +148,7 @@ def order_transition(request: HttpRequest, pk: int, action: str) -> HttpResponse
             return HttpResponseRedirect(reverse("pm:order", args=[order.pk]), status=303)
     # Nothing was written (every service is atomic): the page as it is, with the refusal beside its button.
     order = pm.pm_order(pk)
-    context = _order_context(request, order, bound=(action, form))
+    context = order_context(request, order, bound=(action, form))
     context["refusal"] = refusal
     context["refused_action"] = action
     return TemplateResponse(request, "pm/order.html", context, status=status)

@@ -20,7 +20,7 @@ from builds.models import Server
 from builds.services import order_assign_partner
 from pm import selectors as pm
 from pm.forms import AssignPartnerForm, ServerNoteForm
-from pm.views.pipeline import _order_context, pm_required
+from pm.views.pipeline import order_context, pm_required
 from warranty.services import pack_request, server_hand_over
 from werkbank.errors import InvalidInput, RuleViolation
 
@@ -37,7 +37,7 @@ def _refused(
     request: HttpRequest, order_pk: int, *, message: str, missing: list[str], status: int
 ) -> HttpResponse:
     """The order page as it is (every service is atomic: nothing was written), with the refusal on top."""
-    context = _order_context(request, pm.pm_order(order_pk))
+    context = order_context(request, pm.pm_order(order_pk))
     context["server_refusal"] = {"message": message, "missing": missing}
     return TemplateResponse(request, "pm/order.html", context, status=status)
 
