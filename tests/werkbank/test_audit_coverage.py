@@ -259,9 +259,7 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         ("order.assign_partner", "server.assign", "po.set_delivery"),
         "tests/pm/test_order_steps_page.py::test_a_pm_gives_every_open_build_to_a_partner_who_is_emailed",
     ),
-    "builds.services:partner_assigned_notice_send": exempt(
-        "sends the partner's e-mail for an existing audit row (a task); writes the StatusNotice only"
-    ),
+    "builds.services:partner_assigned_notice_send": exempt("the partner's e-mail (a task); a StatusNotice"),
     "inventory.services:po_document_send": (
         ("purchase_order.document",),
         "tests/inventory/test_po_document.py::test_send_mails_the_supplier_the_po_pdf_and_keeps_it",
@@ -274,9 +272,7 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
         ("warranty.records_create", "pack.request"),
         "tests/pm/test_order_steps_page.py::test_a_pm_hands_a_server_over_and_the_dated_pack_follows",
     ),
-    "orders.services:notice_send_once": exempt(
-        "sends one e-mail for an existing audit row (the notices' tasks); writes the StatusNotice only"
-    ),
+    "orders.services:notice_send_once": exempt("one e-mail for an existing audit row; writes a StatusNotice"),
     "orders.services:procurement_plan": exempt("a read: what order_procure would order"),
     "orders.services:roi_assess": (
         ("order.roi_assess",),
