@@ -50,3 +50,37 @@ PLACEMENT_OPEN = frozenset(
 )
 #: Statuses of a server that has been deployed, whatever happened since (builds owns the group).
 DEPLOYED_OR_LATER = builds_choices.DEPLOYED_OR_LATER
+
+
+class RentalState(models.TextChoices):
+    """What the platform says a listed machine is doing (Vast.ai's host API: rented, idle, offline)."""
+
+    UNKNOWN = "unknown", _("Unknown")
+    IDLE = "idle", _("Listed, idle")
+    RENTED = "rented", _("Rented")
+    OFFLINE = "offline", _("Offline")
+
+
+class ListingSource(models.TextChoices):
+    """Who recorded a listing row or an earnings month: a person, or the platform poll."""
+
+    MANUAL = "manual", _("Recorded by hand")
+    POLL = "poll", _("Read from the platform")
+
+
+class Phase(models.TextChoices):
+    """The line conductor(s) of a feed that one server's PSU group draws from; the load splits evenly over
+    the phases named. A single-phase feed has L1 only."""
+
+    L1 = "L1", "L1"
+    L2 = "L2", "L2"
+    L3 = "L3", "L3"
+    L1_L2 = "L1+L2", "L1+L2"
+    L1_L3 = "L1+L3", "L1+L3"
+    L2_L3 = "L2+L3", "L2+L3"
+    ALL = "L1+L2+L3", "L1+L2+L3"
+
+
+class PrefixRole(models.TextChoices):
+    MANAGEMENT = "management", _("Management network")
+    BMC = "bmc", _("BMC (IPMI) network")

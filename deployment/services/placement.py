@@ -16,7 +16,7 @@ from django.db.models import F
 
 from builds.models import Server
 from builds.services import lock_server
-from deployment.choices import PLACEMENT_OPEN, RackFace
+from deployment.choices import PLACEMENT_OPEN, RackFace, SiteKind
 from deployment.models import PowerFeed, Rack, RackPlacement
 from deployment.selectors import FeedLoad, ServerPower, feed_loads
 from inventory.choices import PartCategory
@@ -117,13 +117,16 @@ def placement_create(
     an overlap (409 naming the server in the way), and a feed pushed above its continuous limit (409 with
     the numbers), unless a PM overrides the last with a written reason, which is audited with the numbers.
     """
-    locked_rack = Rack.objects.select_for_update(of=("self",)).select_related("site").get(pk=rack.pk)
+    locked_rack = (
+        Rack.objects.select_for_update(of=("self",)).select_related("site__customer").get(pk=rack.pk)
+    )
     locked = (
         Server.objects.select_for_update(of=("self",))
-        .select_related("order__configuration")
+        .select_related("order__configuration", "order__customer")
         .get(pk=server.pk)
     )
     _check_open(locked)
+    _check_room(locked_rack, locked)
     _check_values(face=face, lowest_u=lowest_u, measured_wall_w=measured_wall_w)
     height = chassis_height(locked)
     top = _top_within(locked_rack, locked=locked, lowest_u=lowest_u, height=height)
@@ -201,6 +204,21 @@ def _check_open(locked: Server) -> None:
             missing=[f"no placement of server {locked.hostname}"],
             code="already_placed",
         )
+
+
+def _check_room(locked_rack: Rack, locked: Server) -> None:
+    """A customer's own room (a site owned by a customer, seed 001) takes only that customer's servers: a 409
+    naming both customers."""
+    site = locked_rack.site
+    if site.kind != SiteKind.CUSTOMER_ROOM or site.customer_id == locked.order.customer_id:
+        return
+    owner = site.customer.name if site.customer is not None else "another customer"
+    raise RuleViolation(
+        f"Rack {locked_rack.name} stands in {site.name}, {owner}'s own room; server {locked.hostname} "
+        f"belongs to {locked.order.customer.name}'s order {locked.order}.",
+        missing=[f"a rack in a colocation or in {locked.order.customer.name}'s own room"],
+        code="foreign_room",
+    )
 
 
 def _check_values(*, face: str, lowest_u: int, measured_wall_w: int | None) -> None:

@@ -28,6 +28,7 @@ from orders.services import configuration_create, order_update
 from tests import factories
 from tests.builds.bench_rig import CHASSIS, DIMMS, GPUS_L1, install, post
 from tests.builds.bench_rig import bench as builds_bench
+from tests.werkbank.audit_table_deployment import DEPLOYMENT_SERVICES
 from werkbank.models import AuditEvent
 from werkbank.services import membership_add, membership_remove, organization_create
 
@@ -398,40 +399,7 @@ SERVICES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "burnin.services.samples:store_samples": exempt("a step of report_ingest, which audits the run"),
     "burnin.services.samples:db_type": exempt("a pure helper: a column's database type"),
     "burnin.services.samples:store_rollup": exempt("a step of report_ingest, which audits the run"),
-    # deployment
-    "deployment.services:site_create": (("deployment.site_create",), CORE),
-    "deployment.services:site_update": (
-        ("deployment.site_update",),
-        "tests/deployment/test_services_sites.py::test_moving_a_site_abroad_moves_its_flag",
-    ),
-    "deployment.services:rack_create": (("deployment.rack_create",), CORE),
-    "deployment.services:rack_update": (("deployment.rack_update",), CORE),
-    "deployment.services:feed_create": (("deployment.feed_create",), CORE),
-    "deployment.services:feed_update": (
-        ("deployment.feed_update",),
-        "tests/deployment/test_services_sites.py::test_a_feed_is_created_and_changed_with_its_limit",
-    ),
-    "deployment.services:feed_delete": (("deployment.feed_delete",), CORE),
-    "deployment.services:placement_create": (
-        ("deployment.place",),
-        "tests/deployment/test_api_placements.py::test_a_pm_places_a_server",
-    ),
-    "deployment.services:placement_remove": (
-        ("deployment.unplace",),
-        "tests/deployment/test_api_placements.py::test_a_pm_removes_a_placement_with_a_reason",
-    ),
-    "deployment.services:network_set": (
-        ("deployment.network",),
-        "tests/deployment/test_api_network.py::test_a_pm_records_a_servers_network",
-    ),
-    "deployment.services:listing_record": (
-        ("deployment.listing",),
-        "tests/deployment/test_admin.py::test_listings_are_added_through_the_service_and_are_read_only",
-    ),
-    "deployment.services:server_deploy": (
-        ("deployment.deploy",),
-        "tests/deployment/test_deploy.py::test_deploy_when_everything_holds_then_never_again",
-    ),
+    **DEPLOYMENT_SERVICES,
     # warranty
     "warranty.services:registrations_record": (
         ("warranty.register",),

@@ -1,5 +1,4 @@
-"""Deployment models: where a server stands (site, rack, U, power feeds) and how to reach it (network, BMC,
-the rental platform)."""
+"""Where a server stands: sites, racks, power feeds and rack placements."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from builds.models import Server
-from deployment.choices import FeedLeg, Platform, RackFace, SiteKind, Verification
+from deployment.choices import FeedLeg, Phase, RackFace, SiteKind
 from inventory.eu import EU_MEMBER_STATES
 from werkbank.access import Purpose, VisibleToQuerySet
 from werkbank.choices import OrganizationKind
@@ -205,7 +204,7 @@ class RackPlacement(models.Model):
     lowest_u = models.PositiveSmallIntegerField("Lowest U")
     height_u = models.PositiveSmallIntegerField("Height (U)")
     face = models.CharField(max_length=8, choices=RackFace.choices, default=RackFace.FRONT)
-    feeds = models.ManyToManyField(PowerFeed, related_name="placements")
+    feeds = models.ManyToManyField(PowerFeed, related_name="placements", through="PlacementFeed")
     measured_wall_w = models.PositiveIntegerField(
         "Measured wall power (W)",
         null=True,
@@ -250,119 +249,29 @@ class RackPlacement(models.Model):
         return self.lowest_u + self.height_u - 1
 
 
-class ServerNetwork(models.Model):
-    """How to reach a server: management IP, and its BMC (IPMI) address and MAC.
+class PlacementFeed(models.Model):
+    """One feed a placement draws from, and the phase(s) of that feed its PSU group hangs on (the load splits
+    evenly over the phases named). `phase_assumed` marks a link whose phase nobody chose: the placements of
+    before phases were recorded were migrated to L1 (migration 0006) and are listed for review."""
 
-    BMC credentials are optional and never stored in plain text: `bmc_credentials` holds a Fernet token
-    (key from WERKBANK_SECRETS_KEYS, see `werkbank.secrets`). No serializer, page or document reads it.
-    """
-
-    server = models.OneToOneField(Server, on_delete=models.PROTECT, related_name="network")
-    management_ip = models.GenericIPAddressField("Management IP", unique=True)
-    bmc_ip = models.GenericIPAddressField("BMC IP", unique=True)
-    bmc_mac = models.CharField("BMC MAC", max_length=17, unique=True)
-    bmc_credentials = models.TextField(blank=True, editable=False)
-    updated_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    rackplacement = models.ForeignKey(RackPlacement, on_delete=models.CASCADE, related_name="feed_links")
+    powerfeed = models.ForeignKey(PowerFeed, on_delete=models.CASCADE, related_name="placement_links")
+    phase = models.CharField(max_length=8, choices=Phase.choices, default=Phase.L1)
+    phase_assumed = models.BooleanField(
+        default=False, help_text="The phase was set to L1 by the migration, not chosen: review it."
     )
-    updated_at = models.DateTimeField(auto_now=True)
-
-    objects = ServerScopedQuerySet.as_manager()
 
     class Meta:
-        ordering = ["server_id"]
+        db_table = "deployment_rackplacement_feeds"
+        ordering = ["rackplacement_id", "powerfeed_id"]
+        unique_together = [("rackplacement", "powerfeed")]
         constraints = [
             models.CheckConstraint(
-                condition=Q(bmc_mac__regex=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$"),
-                name="%(app_label)s_%(class)s_bmc_mac_format",
-                violation_error_message="The BMC MAC is six lower-case hex pairs joined by colons.",
-            ),
-            models.CheckConstraint(
-                condition=~Q(management_ip=models.F("bmc_ip")),
-                name="%(app_label)s_%(class)s_bmc_ip_differs",
-                violation_error_message="The BMC has an address of its own.",
+                condition=Q(phase__in=Phase.values),
+                name="%(app_label)s_%(class)s_phase_valid",
+                violation_error_message="A phase is L1, L2, L3 or a combination of them.",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.server.hostname} ({self.management_ip})"
-
-    @property
-    def has_bmc_credentials(self) -> bool:
-        return bool(self.bmc_credentials)
-
-
-class PlatformListing(models.Model):
-    """One recorded state of a server's listing on a rental platform (seed 000: Vast.ai). Append-only: each
-    change is a new row, so the history shows when a machine was verified or deverified; the latest row is
-    the current state."""
-
-    server = models.ForeignKey(Server, on_delete=models.PROTECT, related_name="platform_listings")
-    platform = models.CharField(max_length=16, choices=Platform.choices)
-    machine_id = models.CharField("Platform machine id", max_length=64, blank=True)
-    verification = models.CharField(
-        max_length=16, choices=Verification.choices, default=Verification.UNVERIFIED
-    )
-    reliability = models.DecimalField(
-        max_digits=5,
-        decimal_places=4,
-        null=True,
-        blank=True,
-        help_text="The reliability the platform reports, as a fraction (0.9950 = 99.50 %).",
-    )
-    listed_on = models.DateField(null=True, blank=True)
-    verified_on = models.DateField(null=True, blank=True)
-    note = models.TextField(blank=True)
-    is_current = models.BooleanField(
-        default=True, editable=False, help_text="The server's latest listing; earlier rows are history."
-    )
-    recorded_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    recorded_at = models.DateTimeField(auto_now_add=True)
-
-    objects = ServerScopedQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["server_id", "-recorded_at", "-id"]
-        indexes = [models.Index(fields=["server", "-recorded_at", "-id"], name="deployment_listing_latest")]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(platform__in=Platform.values),
-                name="%(app_label)s_%(class)s_platform_valid",
-                violation_error_message="Unknown platform.",
-            ),
-            models.CheckConstraint(
-                condition=Q(verification__in=Verification.values),
-                name="%(app_label)s_%(class)s_verification_valid",
-                violation_error_message="Unknown verification status.",
-            ),
-            models.CheckConstraint(
-                condition=Q(platform=Platform.NONE, machine_id="", verification=Verification.UNVERIFIED)
-                | (~Q(platform=Platform.NONE) & ~Q(machine_id="")),
-                name="%(app_label)s_%(class)s_machine_id_when_listed",
-                violation_error_message="A listed server has a machine id; an unlisted one has none.",
-            ),
-            models.UniqueConstraint(
-                fields=["server"],
-                condition=Q(is_current=True),
-                name="%(app_label)s_%(class)s_one_current_per_server",
-                violation_error_message="A server has one current listing.",
-            ),
-            # Two servers never hold one machine id on a platform at the same time, even when recorded at
-            # the same moment: the second insert waits for the first and then fails.
-            models.UniqueConstraint(
-                fields=["platform", "machine_id"],
-                condition=Q(is_current=True) & ~Q(platform=Platform.NONE),
-                name="%(app_label)s_%(class)s_unique_current_machine",
-                violation_error_message="Another server is listed under this machine id.",
-            ),
-            models.CheckConstraint(
-                condition=Q(reliability__isnull=True) | Q(reliability__gte=0, reliability__lte=1),
-                name="%(app_label)s_%(class)s_reliability_fraction",
-                violation_error_message="The reliability is a fraction between 0 and 1.",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.server.hostname} on {self.get_platform_display()}"
+        return f"{self.rackplacement_id} on {self.powerfeed_id} ({self.phase})"

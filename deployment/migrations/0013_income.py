@@ -1,0 +1,11 @@
+"""Reserved for this issue's work: its owner adds operations here (no other file of the chain changes)."""
+
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("deployment", "0012_bmc_handover"),
+    ]
+
+    operations: list = []
