@@ -11,8 +11,10 @@ class BurninConfig(AppConfig):
         from burnin.exports import register_exports
         from burnin.gates import register_gates, register_steps
         from burnin.health import register_panels
+        from burnin.measurements import register_measurements
 
         register_gates()
         register_steps()
         register_exports()
         register_panels()
+        register_measurements()

@@ -84,3 +84,13 @@ class Phase(models.TextChoices):
 class PrefixRole(models.TextChoices):
     MANAGEMENT = "management", _("Management network")
     BMC = "bmc", _("BMC (IPMI) network")
+
+
+class PlatformAlertKind(models.TextChoices):
+    """What the platform poll alerts the PMs and the customer about (issue #28): Vast.ai deverifies a machine
+    whose components change, a reliability below `WERKBANK_PLATFORM_RELIABILITY_MIN` loses bookings, and an
+    offline machine earns nothing."""
+
+    DEVERIFIED = "deverified", _("Deverified")
+    RELIABILITY = "reliability", _("Reliability dropped")
+    OFFLINE = "offline", _("Went offline")

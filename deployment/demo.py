@@ -8,7 +8,9 @@
   power of its two servers (either side of the A/B pair must hold all of it): the configuration's budget is
   5,806 W at the wall per server (5,458 W DC ÷ 0.94), 11,613 W for two, 65.7 % of the continuous limit.
   Server 01 passed burn-in, so its figure is its burn-in power: 8 × 561 W GPU mean + 858 W host overhead
-  (the non-GPU TDP) ÷ 0.94 = 5,687 W, and its feeds carry 11,494 W (65.1 %).
+  (the non-GPU TDP) ÷ 0.94 = 5,687 W, and its feeds carry 11,494 W (65.1 %). Per phase (0.8 × 230 V × 32 A
+  = 5,888 W each): the first server of a pair hangs on L1 of both its feeds, the second on L2, so L1
+  carries 5,687 W (96.6 %), L2 5,806 W (98.6 %) and L3 nothing; on one phase the two would be 195 %.
 - Fleet server 01 gets its network record (management IP 10.20.7.11, BMC 10.99.7.11 in the management VLAN,
   BMC MAC 3c:ec:ef:4b:07:11 in Supermicro's OUI), BMC credentials (user ADMIN, a password generated at seed
   time with `secrets.token_urlsafe`, stored only encrypted; no password is written here), is deployed, and is
@@ -28,9 +30,13 @@ import secrets
 from decimal import Decimal
 from typing import Any
 
+from django.utils import timezone
+
 from builds.choices import ServerStatus
 from builds.models import Server
 from deployment.choices import FeedLeg, Platform, SiteKind, Verification
+from deployment.demo_income import seed_earnings
+from deployment.demo_prefixes import seed_prefixes
 from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork, Site
 from deployment.services import (
     feed_create,
@@ -64,8 +70,14 @@ FLEET_FEEDS = [
     {"name": name, "leg": name[0], "voltage_v": 230, "current_a": 32, "phases": 3}
     for name in ("A1", "B1", "A2", "B2")
 ]
-#: Per server of a rack: its lowest U (6U servers, a free U between them) and its A/B feed pair.
-FLEET_SLOTS = [(1, ("A1", "B1")), (8, ("A1", "B1")), (15, ("A2", "B2")), (22, ("A2", "B2"))]
+#: Per server of a rack: its lowest U (6U servers, a free U between them), its A/B feed pair and the phase
+#: it draws from on both feeds of the pair.
+FLEET_SLOTS = [
+    (1, ("A1", "B1"), "L1"),
+    (8, ("A1", "B1"), "L2"),
+    (15, ("A2", "B2"), "L1"),
+    (22, ("A2", "B2"), "L2"),
+]
 
 SEVEN_U_RACK = "PRG-R01"
 SEVEN_U_FEED = {"name": "A1", "leg": FeedLeg.A, "voltage_v": 230, "current_a": 16, "phases": 1}
@@ -82,15 +94,20 @@ VAST_RELIABILITY = Decimal("0.9962")
 def seed(context: DemoContext) -> None:
     fleet = list(context.orders["Vastfleet Rentals GmbH"].servers.order_by("sequence"))
     colocation = _site(context, **COLOCATION)
+    seed_prefixes(context, colocation)
     for rack_index, rack_name in enumerate(FLEET_RACKS):
         rack = _rack(context, colocation, rack_name, height_u=42, feeds=FLEET_FEEDS)
         feeds = {feed.name: feed for feed in rack.feeds.all()}
-        for slot, (lowest_u, pair) in enumerate(FLEET_SLOTS):
+        for slot, (lowest_u, pair, phase) in enumerate(FLEET_SLOTS):
             index = rack_index * len(FLEET_SLOTS) + slot
             if index < len(fleet):
-                _place(context, fleet[index], rack, lowest_u, [feeds[name] for name in pair])
+                chosen = [feeds[name] for name in pair]
+                _place(
+                    context, fleet[index], rack, lowest_u, chosen, phases={feed.pk: phase for feed in chosen}
+                )
     if fleet:
         _go_live(context, fleet[0])
+        seed_earnings(context, fleet[0], today=timezone.localdate())
 
     seven_u = context.orders["Inferenzlabor GmbH"].servers.order_by("sequence").first()
     room = _site(context, customer=context.organizations["Inferenzlabor GmbH"], **CUSTOMER_ROOM)
@@ -134,6 +151,7 @@ def _place(
     feeds: list[PowerFeed],
     *,
     measured_wall_w: int | None = None,
+    phases: dict[int, str] | None = None,
 ) -> None:
     if RackPlacement.objects.filter(server=server).exists():
         return
@@ -144,6 +162,7 @@ def _place(
         feeds=feeds,
         actor=context.pm,
         measured_wall_w=measured_wall_w,
+        phases=phases,
     )
     context.created += 1
 

@@ -5,9 +5,11 @@ the viewer may see carries its hostname and its status, as a colour AND as words
 links to its deployment page; a server the viewer may not see is drawn only as "occupied", hatched, with no
 name, status, asset tag or link (`selectors.elevation_slots` decides which is which). Free U are empty
 slots. Below the rack, one bar per power feed: its load against the rating (V × A × phases), a marker at the
-continuous limit (0.8 × the rating), and the numbers as text.
+continuous limit (0.8 × the rating), and the numbers as text; a three-phase feed adds each phase's load
+against its own limit (0.8 × V × A) and the imbalance between them (`deployment.phases`).
 
-No JavaScript; every text is escaped, and the result parses as XML.
+No JavaScript; every text is escaped, and the result parses as XML. For a PM's placing form the free U
+become targets (`placing_face`) that a static script (deployment/static/deployment/rack_placing.js) reads.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from deployment.choices import RackFace
 from deployment.models import Rack
 from deployment.selectors import ElevationSlot, FeedLoad, elevation_slots, feed_loads, figure
 
@@ -30,6 +33,7 @@ PAD = 10
 TITLE_H = 26
 FEED_TITLE_H = 22
 FEED_ROW_H = 44
+FEED_PHASE_H = 14  # the phase line under a three-phase feed
 WIDTH = PAD * 2 + NUMBERS_W * 2 + RAIL * 2 + RACK_W
 
 #: Server status → (fill, stroke). Built on the palette of the other pages (the badges of site.css,
@@ -67,6 +71,33 @@ def feed_caption(load: FeedLoad) -> str:
         "percent": figure(load.percent_of_limit, 1),
         "rated": figure(load.rated_w),
     }
+
+
+def phase_caption(load: FeedLoad) -> str:
+    """Each phase of a three-phase feed with its load and share of its limit, and the imbalance, e.g.
+    "L1 5,687 W (96.6 %) · L2 5,806 W (98.6 %) · L3 0 W (0.0 %) · imbalance 151.5 %"; a phase over its
+    limit says so. Empty for a single-phase feed (its one phase is the feed)."""
+    if load.feed.phases < 2:
+        return ""
+    parts = []
+    for phase in load.phase_loads:
+        values = {
+            "phase": phase.line,
+            "load": figure(phase.load_w),
+            "percent": figure(phase.percent_of_limit, 1),
+        }
+        if phase.ok:
+            parts.append(_("%(phase)s %(load)s W (%(percent)s %%)") % values)
+        else:
+            parts.append(_("%(phase)s %(load)s W (%(percent)s %%, OVER)") % values)
+    imbalance = load.imbalance_percent
+    if imbalance is not None:
+        parts.append(_("imbalance %(percent)s %%") % {"percent": figure(imbalance, 1)})
+    return " · ".join(parts)
+
+
+def _feed_height(load: FeedLoad) -> int:
+    return FEED_ROW_H + (FEED_PHASE_H if load.feed.phases > 1 else 0)
 
 
 def _slot_svg(slot: ElevationSlot, *, x: float, y_of: Any, hatch: str) -> str:
@@ -153,7 +184,38 @@ def _feed_svg(load: FeedLoad, *, y: float) -> str:
         f'<text x="{PAD}" y="{y + 28}" font-size="10" fill="#57606a">{_e(feed.leg)}</text>'
         f'<text x="{x + width + 4}" y="{y + 28}" font-size="10" fill="{colour}">'
         f"{_e(label)}</text>"
-        f'<text x="{x}" y="{y + 42}" font-size="9" fill="#57606a">{_e(circuit)}</text></g>'
+        f'<text x="{x}" y="{y + 42}" font-size="9" fill="#57606a">{_e(circuit)}</text>'
+        f"{_phases_svg(load, x=x, y=y + 42 + FEED_PHASE_H)}</g>"
+    )
+
+
+def _phases_svg(load: FeedLoad, *, x: float, y: float) -> str:
+    """The phase line of a three-phase feed, each phase also as a data attribute; nothing for one phase."""
+    caption = phase_caption(load)
+    if not caption:
+        return ""
+    data = " ".join(f'data-{phase.line.lower()}-w="{phase.load_w:.0f}"' for phase in load.phase_loads)
+    over = any(not phase.ok for phase in load.phase_loads)
+    return (
+        f'<text class="phases" x="{x}" y="{y}" font-size="9" fill="{OVER_FILL if over else "#1f2328"}" '
+        f"{data}>{_e(caption)}</text>"
+    )
+
+
+def _free_svg(u: int, *, x: float, y: float, face: str | None) -> str:
+    """A free U; on the placing form's elevations (`face` given) a target a PM clicks, or focuses and
+    presses Enter, to place the chosen server with its lowest U here (deployment/static/deployment/
+    rack_placing.js). The rect's class stays "slot slot-free" either way."""
+    shape = f'x="{x + 1}" y="{y + 1}" width="{RACK_W - 2}" height="{U_H - 2}" fill="#ffffff" stroke="#d0d7de"'
+    if face is None:
+        return f'<rect class="slot slot-free" data-u="{u}" {shape}/>'
+    if face == RackFace.REAR:
+        label = _("U%(u)s from the rear: place the server here") % {"u": u}
+    else:
+        label = _("U%(u)s from the front: place the server here") % {"u": u}
+    return (
+        f'<rect class="slot slot-free" data-u="{u}" data-face="{_e(face)}" tabindex="0" role="button" '
+        f'aria-label="{_e(label)}" {shape}><title>{_e(label)}</title></rect>'
     )
 
 
@@ -163,18 +225,27 @@ def rack_elevation_svg(
     user: Any,
     slots: list[ElevationSlot] | None = None,
     loads: list[FeedLoad] | None = None,
+    placing_face: str | None = None,
 ) -> str:
     """The front of `rack` as `user` may see it, with its feeds' loads below. A page that has read the
     slots (`elevation_slots(rack=rack, user=user)`) or the loads (`feed_loads(rack=rack)`) already may pass
-    them in."""
+    them in.
+
+    `placing_face` (the rack page's placing form, PMs only) makes every free U a target for that face; the
+    rear (`RackFace.REAR`) is drawn without the feeds, which the front already shows. A server blocks its U
+    range from both faces (full depth), so both faces show the same slots."""
     slots = elevation_slots(rack=rack, user=user) if slots is None else slots
-    loads = feed_loads(rack=rack) if loads is None else loads
-    hatch = f"occupied-{rack.pk}"
+    rear = placing_face == RackFace.REAR
+    loads = [] if rear else feed_loads(rack=rack) if loads is None else loads
+    hatch = f"occupied-{rack.pk}-rear" if rear else f"occupied-{rack.pk}"
+    title_id = f"rack-{rack.pk}-rear-title" if rear else f"rack-{rack.pk}-title"
     rack_top = PAD + TITLE_H
     rack_h = rack.height_u * U_H
     slots_x = PAD + NUMBERS_W + RAIL
     feeds_top = rack_top + rack_h + RAIL * 2 + 14
-    height = feeds_top + FEED_TITLE_H + max(len(loads), 1) * FEED_ROW_H + PAD
+    height = feeds_top + FEED_TITLE_H + max(sum(_feed_height(load) for load in loads), FEED_ROW_H) + PAD
+    if rear:
+        height = rack_top + rack_h + RAIL * 2 + PAD
 
     def y_of(u: int) -> float:
         """The top edge of U `u` (U1 at the bottom)."""
@@ -183,13 +254,17 @@ def rack_elevation_svg(
     used = {u for slot in slots for u in range(slot.lowest_u, slot.top_u + 1)}
     title = _("Rack %(rack)s (%(height)sU), front") % {"rack": rack.name, "height": rack.height_u}
     heading = _("%(rack)s · front") % {"rack": rack.name}
+    if rear:
+        title = _("Rack %(rack)s (%(height)sU), rear") % {"rack": rack.name, "height": rack.height_u}
+        heading = _("%(rack)s · rear") % {"rack": rack.name}
     feeds_title = _("Power feeds · | marks the continuous limit")
     no_feeds = _("This rack has no power feeds recorded.")
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="rack-elevation" data-rack="{rack.pk}" '
-        f'width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" role="img" '
-        f'aria-labelledby="rack-{rack.pk}-title" font-family="system-ui, sans-serif">',
-        f'<title id="rack-{rack.pk}-title">{_e(title)}</title>',
+        f'width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
+        f'role="{"group" if placing_face else "img"}" '
+        f'aria-labelledby="{title_id}" font-family="system-ui, sans-serif">',
+        f'<title id="{title_id}">{_e(title)}</title>',
         f'<defs><pattern id="{hatch}" width="8" height="8" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><rect width="8" height="8" fill="#eaeef2"/>'
         '<rect width="3" height="8" fill="#afb8c1"/></pattern></defs>',
@@ -206,11 +281,10 @@ def rack_elevation_svg(
                 f'fill="#57606a">{u}</text>'
             )
         if u not in used:
-            parts.append(
-                f'<rect class="slot slot-free" data-u="{u}" x="{slots_x + 1}" y="{y + 1}" '
-                f'width="{RACK_W - 2}" height="{U_H - 2}" fill="#ffffff" stroke="#d0d7de"/>'
-            )
+            parts.append(_free_svg(u, x=slots_x, y=y, face=placing_face))
     parts += [_slot_svg(slot, x=slots_x, y_of=y_of, hatch=hatch) for slot in slots]
+    if rear:
+        return "".join([*parts, "</svg>"])
     parts.append(
         f'<text x="{PAD}" y="{feeds_top + 14}" font-size="12" font-weight="700" fill="#1f2328">'
         f"{_e(feeds_title)}</text>"
@@ -220,7 +294,9 @@ def rack_elevation_svg(
             f'<text x="{PAD}" y="{feeds_top + FEED_TITLE_H + 14}" font-size="11" fill="#57606a">'
             f"{_e(no_feeds)}</text>"
         )
-    for index, load in enumerate(loads):
-        parts.append(_feed_svg(load, y=feeds_top + FEED_TITLE_H + index * FEED_ROW_H))
+    feed_y = feeds_top + FEED_TITLE_H
+    for load in loads:
+        parts.append(_feed_svg(load, y=feed_y))
+        feed_y += _feed_height(load)
     parts.append("</svg>")
     return "".join(parts)

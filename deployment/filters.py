@@ -4,11 +4,20 @@ through `visible_choices`: nobody can name (or probe for) another tenant's rows.
 from __future__ import annotations
 
 import django_filters
+from django import forms
 from django.db.models import Q, QuerySet
 
 from builds.models import Server
-from deployment.choices import FeedLeg, Platform, RackFace, SiteKind, Verification
-from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork, Site
+from deployment.choices import FeedLeg, Platform, PrefixRole, RackFace, SiteKind, Verification
+from deployment.models import (
+    IPPrefix,
+    PlatformListing,
+    PowerFeed,
+    Rack,
+    RackPlacement,
+    ServerNetwork,
+    Site,
+)
 from werkbank.filters import visible_choices
 from werkbank.models import Organization
 
@@ -104,3 +113,28 @@ class PlatformListingFilter(django_filters.FilterSet):
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(_server_search("server__", value) | Q(machine_id__icontains=value))
+
+
+class IntegerFilter(django_filters.Filter):
+    """A whole number (a decimal or text is a 400, as is one outside the field's bounds)."""
+
+    field_class = forms.IntegerField
+
+
+class IPPrefixFilter(django_filters.FilterSet):
+    site = django_filters.ModelChoiceFilter(queryset=visible_choices(Site))
+    role = django_filters.ChoiceFilter(choices=PrefixRole.choices)
+    vlan = IntegerFilter(field_name="vlan", min_value=1, max_value=4094, label="VLAN id")
+    q = django_filters.CharFilter(method="search", label="Search prefix, gateway, description or site name")
+
+    class Meta:
+        model = IPPrefix
+        fields = ["site", "role", "vlan"]
+
+    def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(
+            Q(prefix__icontains=value)
+            | Q(gateway__contains=value)
+            | Q(description__icontains=value)
+            | Q(site__name__icontains=value)
+        )

@@ -12,35 +12,32 @@ Wall power of one server, in this order (`ServerPower.source`):
    figure the approval gate checked, `orders.selectors.order_power_budget`).
 
 A circuit (power feed) carries the full wall power of every server that uses it: a server on an A and a B
-feed must keep running when either side fails, so each side must hold all of it. The continuous limit is
-0.8 × V × A × phases (`PowerFeed.continuous_limit_w`).
+feed must keep running when either side fails, so each side must hold all of it, on the phase(s) its link to
+that side names (A/B failover per phase). The continuous limit is 0.8 × V × A × phases per feed
+(`PowerFeed.continuous_limit_w`) and 0.8 × V × A per phase (`deployment.phases`): a feed holds when both do.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.conf import settings
+from django.contrib.contenttypes.models import ContentType
 from django.db.models import F, Q, Sum
-from django.utils import formats
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from builds.choices import ServerStatus, status_in_sentence
 from builds.models import Server
 from deployment.choices import DEPLOYED_OR_LATER
-from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork
+from deployment.models import PlacementFeed, PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork
+from deployment.phases import DEFAULT_PHASE, PhaseLoad, factor_text, figure, imbalance_percent, split_loads
 from inventory.choices import PartCategory
 from orders.models import ConfigurationLine
+from werkbank.models import AuditEvent
 from werkbank.types import Actor
-
-
-def figure(value: float, digits: int = 0) -> str:
-    """A figure in the active language's format: rounded to `digits` decimals, thousands grouped ("2,900" and
-    "98.5"; German "2.900" and "98,5"). Rounded first: Django's number_format cuts a float's decimals off."""
-    return formats.number_format(round(value, digits), digits, use_l10n=True, force_grouping=True)
-
 
 SOURCE_LABELS = {
     "measured": gettext_lazy("measured at the outlet"),
@@ -65,10 +62,37 @@ class ServerPower:
 
 @dataclass
 class FeedLoad:
-    """One circuit: what its servers draw against its continuous limit and its rating."""
+    """One circuit: what its servers draw against its continuous limit and its rating, in all and per phase.
+    `links` maps each server's id to the phase its link names, `assumed` the servers whose phase nobody
+    chose (listed for review)."""
 
     feed: PowerFeed
     servers: list[ServerPower] = field(default_factory=list)
+    links: dict[int, str] = field(default_factory=dict)
+    assumed: set[int] = field(default_factory=set)
+
+    @property
+    def phase_loads(self) -> list[PhaseLoad]:
+        """Each line of the feed with its servers' shares (one for a single-phase feed)."""
+        return split_loads(self.feed, self.servers, self.links)
+
+    @property
+    def imbalance_percent(self) -> float | None:
+        """(highest − lowest phase) / mean, in percent, for a three-phase feed that carries anything."""
+        return imbalance_percent(self.phase_loads)
+
+    def phase_of(self, server_id: int) -> str:
+        """The phase value the link of server `server_id` to this feed names."""
+        return self.links.get(server_id, DEFAULT_PHASE)
+
+    @property
+    def pool_ok(self) -> bool:
+        """The feed's total holds its continuous limit (0.8 × V × A × phases)."""
+        return self.load_w <= self.limit_w
+
+    @property
+    def phases_over(self) -> list[PhaseLoad]:
+        return [load for load in self.phase_loads if not load.ok]
 
     @property
     def load_w(self) -> float:
@@ -96,10 +120,35 @@ class FeedLoad:
 
     @property
     def ok(self) -> bool:
-        return self.load_w <= self.limit_w
+        """The feed holds in all and on every phase."""
+        return self.pool_ok and not self.phases_over
+
+    def refusals(self) -> list[str]:
+        """Why the feed does not hold, one sentence each: the feed in all where its total is over (no split
+        over its phases could hold that), else each phase over its limit. Empty where it holds."""
+        if not self.pool_ok:
+            return [self._pool_sentence()]
+        return [load.sentence() for load in self.phases_over]
+
+    def figures(self) -> dict[str, object]:
+        """The feed's figures for an audit row: in all, and per phase for a three-phase feed."""
+        figures: dict[str, object] = {
+            "load_w": round(self.load_w),
+            "limit_w": round(self.limit_w),
+            "percent_of_limit": round(self.percent_of_limit, 1),
+        }
+        if self.feed.phases > 1:
+            figures["phases"] = {load.line: load.figures() for load in self.phase_loads}
+            imbalance = self.imbalance_percent
+            figures["imbalance_percent"] = None if imbalance is None else round(imbalance, 1)
+        return figures
 
     def sentence(self) -> str:
-        """The feed's load in words, in the active language (the API's is always English)."""
+        """The feed's load in words, in the active language (the API's is always English): what it carries
+        where it holds, else its refusals."""
+        return self._pool_sentence() if self.ok else " ".join(self.refusals())
+
+    def _pool_sentence(self) -> str:
         values = {
             "feed": self.feed.name,
             "volts": self.feed.voltage_v,
@@ -107,14 +156,12 @@ class FeedLoad:
             "phases": self.feed.phases,
             "load": figure(self.load_w),
             "limit": figure(self.limit_w),
-            "factor": f"{settings.WERKBANK_CIRCUIT_CONTINUOUS_FACTOR:g}".replace(
-                ".", formats.get_format("DECIMAL_SEPARATOR")
-            ),
+            "factor": factor_text(),
             "rated": figure(self.rated_w),
             "percent": figure(self.percent_of_limit, 1),
             "over": figure(-self.margin_w),
         }
-        if self.ok:
+        if self.pool_ok:
             return (
                 gettext(
                     "Feed %(feed)s carries %(load)s W of its %(limit)s W continuous limit (%(percent)s %%)."
@@ -180,40 +227,91 @@ def server_powers(
 
 
 def feed_loads(
-    *, rack: Rack, adding: tuple[Server, list[int], int | None] | None = None, excluding: int | None = None
+    *,
+    rack: Rack,
+    adding: tuple[Server, list[int], int | None] | None = None,
+    adding_phases: Mapping[int, str] | None = None,
+    excluding: int | None = None,
 ) -> list[FeedLoad]:
-    """Every feed of the rack with the servers it carries. `adding` = (server, feed ids, measured W) counts
-    a placement not saved yet; `excluding` leaves a server out (the one being re-placed)."""
+    """Every feed of the rack with the servers it carries and the phase each draws from. `adding` = (server,
+    feed ids, measured W) counts a placement not saved yet, on the phases `adding_phases` names (feed id →
+    phase value; L1 where it names none); `excluding` leaves a server out (the one being re-placed)."""
     feeds = list(PowerFeed.objects.filter(rack=rack).order_by("name"))
     through = (
-        RackPlacement.feeds.through.objects.filter(powerfeed__rack=rack)
+        PlacementFeed.objects.filter(powerfeed__rack=rack)
         .select_related("rackplacement__server__order")
         .only(
             "powerfeed_id",
+            "phase",
+            "phase_assumed",
             "rackplacement__measured_wall_w",
             "rackplacement__server__hostname",
             "rackplacement__server__burnin_gpu_power_w",
             "rackplacement__server__order__configuration_id",
         )
     )
-    uses: list[tuple[int, Server, int | None]] = [
-        (row.powerfeed_id, row.rackplacement.server, row.rackplacement.measured_wall_w)
+    # (feed id, server, measured W, phase, assumed)
+    uses: list[tuple[int, Server, int | None, str, bool]] = [
+        (
+            row.powerfeed_id,
+            row.rackplacement.server,
+            row.rackplacement.measured_wall_w,
+            row.phase,
+            row.phase_assumed,
+        )
         for row in through
         if row.rackplacement.server_id != excluding
     ]
     if adding is not None:
         server, feed_ids, outlet = adding
-        uses += [(feed_id, server, outlet) for feed_id in feed_ids]
+        chosen = adding_phases or {}
+        uses += [(feed_id, server, outlet, chosen.get(feed_id, DEFAULT_PHASE), False) for feed_id in feed_ids]
     powers = server_powers(
-        {server.pk: server for _, server, _ in uses}.values(), measured={s.pk: w for _, s, w in uses}
+        {use[1].pk: use[1] for use in uses}.values(), measured={use[1].pk: use[2] for use in uses}
     )
     by_feed = {feed.pk: FeedLoad(feed=feed) for feed in feeds}
-    for feed_id, server, _ in uses:
-        if feed_id in by_feed:
-            by_feed[feed_id].servers.append(powers[server.pk])
+    for feed_id, server, _, phase, assumed in uses:
+        load = by_feed.get(feed_id)
+        if load is not None:
+            load.servers.append(powers[server.pk])
+            load.links[server.pk] = phase
+            if assumed:
+                load.assumed.add(server.pk)
     for load in by_feed.values():
         load.servers.sort(key=lambda power: power.hostname)
     return [by_feed[feed.pk] for feed in feeds]
+
+
+@dataclass(frozen=True)
+class PhaseReview:
+    """A placed server with a feed link whose phase nobody chose (`PlacementFeed.phase_assumed`)."""
+
+    server_id: int
+    hostname: str
+    links: list[tuple[str, str, bool]]  # (feed name, phase, assumed), by feed name
+
+    @property
+    def assumed_feeds(self) -> list[str]:
+        return [name for name, _, assumed in self.links if assumed]
+
+
+def phase_review(loads: Sequence[FeedLoad]) -> list[PhaseReview]:
+    """The servers of a rack's `loads` (`feed_loads(rack=)`, no further query) with a link whose phase was
+    assumed, not chosen: by the migration of before phases were recorded (L1), or left out on a three-phase
+    feed. For PMs, who confirm or correct them (`placement_set_phases`)."""
+    links: dict[int, list[tuple[str, str, bool]]] = defaultdict(list)
+    hostnames: dict[int, str] = {}
+    for load in loads:
+        for power in load.servers:
+            links[power.server_id].append(
+                (load.feed.name, load.phase_of(power.server_id), power.server_id in load.assumed)
+            )
+            hostnames[power.server_id] = power.hostname
+    return [
+        PhaseReview(server_id=server_id, hostname=hostnames[server_id], links=sorted(links[server_id]))
+        for server_id in sorted(links, key=lambda server_id: hostnames[server_id])
+        if any(assumed for _, _, assumed in links[server_id])
+    ]
 
 
 def deploy_missing(*, server: Server) -> list[str]:
@@ -295,3 +393,36 @@ def elevation_slots(*, rack: Rack, user: Actor) -> list[ElevationSlot]:
                 ElevationSlot(lowest_u=placement.lowest_u, height_u=placement.height_u, visible=False)
             )
     return slots
+
+
+@dataclass(frozen=True)
+class BmcEvent:
+    """One reveal or rotation of a server's BMC credentials, from its audit row: who, when, from where."""
+
+    user: str
+    at: datetime
+    ip: str
+
+
+def bmc_handover(*, server: Server) -> tuple[list[BmcEvent], BmcEvent | None]:
+    """The server's BMC credential reveals (oldest first) and its last rotation, from the audit rows of
+    `deployment.services.credentials` (one query)."""
+    rows = (
+        AuditEvent.objects.filter(
+            content_type=ContentType.objects.get_for_model(Server),
+            object_id=str(server.pk),
+            verb__in=("deployment.bmc_reveal", "deployment.bmc_rotate"),
+        )
+        .select_related("actor")
+        .order_by("created_at", "pk")
+    )
+    reveals: list[BmcEvent] = []
+    rotated: BmcEvent | None = None
+    for row in rows:
+        user = row.actor.get_username() if row.actor else ""
+        event = BmcEvent(user=row.after.get("user", user), at=row.created_at, ip=row.after.get("ip", ""))
+        if row.verb == "deployment.bmc_reveal":
+            reveals.append(event)
+        else:
+            rotated = event
+    return reveals, rotated

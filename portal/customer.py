@@ -22,7 +22,9 @@ What a customer sees
     was waived, when, and why), the temperature chart, its health history once it is in service (every
     run's date, purpose, verdict and count of drift faults; per GPU its baseline against each field run),
     and the rack placement with the rack's elevation
-    (other tenants' servers in it appear only as "occupied"); its own API tokens; its warranty records
+    (other tenants' servers in it appear only as "occupied"); once a server is handed over, its BMC
+    credentials, only in the answer to a reveal after the member typed the password again (audited;
+    portal/views/credentials.py); its own API tokens; its warranty records
     (looked up by serial), each with its replacement lineage both ways and its claims with their status
     and the decision note, which is written for the customer (a claim drafted from a drift finding shows
     the finding's sentence with the baseline's figure and the new one), and the logs and photos attached
@@ -132,6 +134,43 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
             "circuit_ok",
         }
     ),
+    # Income against the forecast (deployment.income): the customer's own earnings, its business case's
+    # forecast, the payback re-estimated from them; the servers by hostname only.
+    "order.income": frozenset(
+        {
+            "problem",
+            "currency",
+            "currencies",
+            "converted",
+            "start",
+            "server_months",
+            "months_missing",
+            "total_actual",
+            "total_forecast",
+            "ratio_percent",
+            "mean_actual",
+            "forecast_month",
+            "utilization_percent",
+            "observed_price",
+            "utilization_from_hours",
+            "net_month",
+            "forecast_net_month",
+            "payback_months",
+            "payback_date",
+            "forecast_payback_months",
+            "forecast_payback_date",
+            "estimate_error",
+            "breakeven_month",
+            "chart",
+            "cashflow_chart",
+            "months",
+            "servers",
+        }
+    ),
+    "order.income_month": frozenset(
+        {"month", "actual", "forecast", "difference", "gpu_hours", "recorded", "in_service", "in_progress"}
+    ),
+    "order.income_server": frozenset({"hostname", "start", "months_recorded", "actual", "forecast"}),
     "order.server": frozenset({"id", "hostname", "asset_tag", "status", "status_label", "url"}),
     "server.server": frozenset(
         {
@@ -202,6 +241,11 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "server.placement": frozenset(
         {"site", "country", "rack", "rack_id", "lowest_u", "top_u", "face", "elevation_url"}
     ),
+    # The BMC credentials' hand-over (portal/views/credentials.py): whether they can be revealed, and
+    # where; the credentials themselves only in the answer to a reveal with the password typed again.
+    "server.bmc": frozenset({"handed_over", "stored", "reveal_url"}),
+    "bmc.server": frozenset({"id", "hostname", "url"}),
+    "bmc.revealed": frozenset({"username", "password"}),
     "server.pack": frozenset(
         {"newest", "revision", "language", "generated_at", "pdf_url", "zip_url", "zip_sha256"}
     ),

@@ -1,7 +1,13 @@
 """The portal's routes under /portal/ (customers), joined from its page modules."""
 
-from portal.views import customer, documents, exports, warranty
+from portal.views import credentials, customer, documents, exports, warranty
 
 app_name = "portal"
 
-urlpatterns = [*customer.urlpatterns, *warranty.urlpatterns, *documents.urlpatterns, *exports.urlpatterns]
+urlpatterns = [
+    *customer.urlpatterns,
+    *warranty.urlpatterns,
+    *documents.urlpatterns,
+    *exports.urlpatterns,
+    *credentials.urlpatterns,
+]

@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from builds.models import Server
+from deployment.minimum_selectors import reverify_warnings
 from inventory.models import Component
 from warranty.admin_attributions import AttributionAdmin  # noqa: F401 - registers the attributions' admin
 from warranty.admin_returns import SupplierReturnAdmin  # noqa: F401 - registers the supplier returns' admin
@@ -233,6 +234,8 @@ class WarrantyClaimAdmin(PMAdmin):
                     "replacement_serial", f"no single {serial!r} of the claimed component's part."
                 )
             claim_ship_replacement(claim=obj, actor=request.user, component=found[0], note=note)
+            for warning in reverify_warnings(server=obj.record.server):
+                self.message_user(request, warning, messages.WARNING)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         pass  # the service wrote everything

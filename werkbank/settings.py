@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
@@ -281,6 +282,8 @@ SPECTACULAR_SETTINGS = {
         # Every rendered-file job (handover packs, label batches) has the one status enum of
         # werkbank.choices, under the name it had before label batches came.
         "HandoverPackStatusEnum": "werkbank.choices.FileJobStatus",
+        # A claim's status in the claim and in the shipped-replacement answer with its warnings (issue #28).
+        "WarrantyClaimStatusEnum": "warranty.choices.ClaimStatus",
     },
 }
 
@@ -314,6 +317,7 @@ WERKBANK_API_AREAS = {
             "power-feeds",
             "placements",
             "networks",
+            "prefixes",
             "platform-listings",
         ],
     },
@@ -423,6 +427,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "warranty.tasks.pm_digest_task",
         "schedule": crontab(hour=6, minute=30, day_of_week="mon"),
     },
+    # Every half hour: read each customer's rental-platform account (deployment/tasks.py); a listing row is
+    # appended only when a machine changed, and each alert is sent once (deployment.PlatformAlert).
+    "deployment.platform_poll_all": {
+        "task": "deployment.tasks.platform_poll_all_task",
+        "schedule": float(os.environ.get("WERKBANK_PLATFORM_POLL_EVERY_S", "1800")),
+    },
 }
 
 # --- Logging -----------------------------------------------------------------------------------------
@@ -521,6 +531,45 @@ CACHES["quality"] = _shared_cache("quality")
 # Rack power: a circuit's continuous limit is this share of V × A × phases (NEC's 80 % rule for loads of
 # 3 h or more; a design convention in IEC countries).
 WERKBANK_CIRCUIT_CONTINUOUS_FACTOR = float(os.environ.get("WERKBANK_CIRCUIT_CONTINUOUS_FACTOR", "0.8"))
+# A rental platform's host minimums per GPU, checked before a server is listed there
+# (deployment.minimums). Vast.ai publishes them in "Minimum Guidelines for Listing on Vast.ai"
+# (https://docs.vast.ai/documentation/host/verification-stages, earlier
+# https://vast.ai/docs/hosting/verification-stages): at least 1 physical CPU core (2 hyperthreads) per GPU,
+# 4 GB of system RAM per GPU (the page prints "4GBM"), fast SSD storage with at least 128 GB per GPU.
+# For PCIe the page gives no bandwidth, only "at least 1X PCIE for every 2.5 TFLOPS of GPU performance";
+# the figure here is the one Vast.ai's open-source CLI checks a machine's measured `pcie_bw` against
+# (vast-ai/vast-python, check_machine_requirements.py: "required > 2.85" GB/s, tested as <= 2.9 fails), so
+# the conservative 2.9 GB/s per GPU. Override one figure with e.g.
+# WERKBANK_PLATFORM_HOST_MINIMUMS="vast_ai.ram_gb_per_gpu=32,vast_ai.pcie_gbps_per_gpu=12".
+WERKBANK_PLATFORM_HOST_MINIMUMS: dict[str, dict[str, float]] = {
+    "vast_ai": {
+        "cpu_cores_per_gpu": 1,
+        "ram_gb_per_gpu": 4,
+        "disk_gb_per_gpu": 128,
+        "pcie_gbps_per_gpu": 2.9,
+    },
+}
+for _item in _env_list("WERKBANK_PLATFORM_HOST_MINIMUMS"):
+    _key, _value = _item.split("=", 1) if "=" in _item else (_item, "")
+    _platform, _figure = _key.strip().split(".", 1) if "." in _key else (_key.strip(), "")
+    if _figure.strip() and _value.strip():
+        WERKBANK_PLATFORM_HOST_MINIMUMS.setdefault(_platform, {})[_figure.strip()] = float(_value)
+# The rental platform poll (deployment/platforms/, issue #28): Vast.ai's host API, the timeout of one request,
+# the reliability below which a machine's drop alerts the PM and the customer (seed 000 books the fleet by
+# its 98.79 %, against a bar of about 98 %), the months of earnings read (the current one included), and the
+# retries of an unreachable platform before the error is recorded on the account. Earnings in one currency
+# are compared with a forecast in another at the operator's rate, "FROM/TO=rate" (1 FROM in TO; none by
+# default: nothing is compared): Vast.ai pays out in USD, e.g. WERKBANK_EXCHANGE_RATES="USD/EUR=0.86".
+WERKBANK_VASTAI_API_URL = os.environ.get("WERKBANK_VASTAI_API_URL", "https://console.vast.ai/api/v0")
+WERKBANK_VASTAI_TIMEOUT_S = float(os.environ.get("WERKBANK_VASTAI_TIMEOUT_S", "20"))
+WERKBANK_PLATFORM_RELIABILITY_MIN = Decimal(os.environ.get("WERKBANK_PLATFORM_RELIABILITY_MIN", "0.98"))
+WERKBANK_PLATFORM_EARNINGS_MONTHS = int(os.environ.get("WERKBANK_PLATFORM_EARNINGS_MONTHS", "3"))
+WERKBANK_PLATFORM_POLL_RETRIES = int(os.environ.get("WERKBANK_PLATFORM_POLL_RETRIES", "3"))
+WERKBANK_EXCHANGE_RATES: dict[str, Decimal] = {
+    _key.strip().upper(): Decimal(_value.strip())
+    for _key, _, _value in (item.partition("=") for item in _env_list("WERKBANK_EXCHANGE_RATES"))
+    if _value.strip()
+}
 
 # --- Production hardening ----------------------------------------------------------------------------
 if PRODUCTION:

@@ -19,7 +19,7 @@ from rest_framework import serializers
 
 from builds.api.serializers import EnumField
 from builds.models import Server
-from deployment.choices import FeedLeg, Platform, RackFace, SiteKind, Verification
+from deployment.choices import FeedLeg, Phase, Platform, RackFace, SiteKind, Verification
 from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork, Site
 from werkbank.api.serializers import AudienceFieldsMixin, VisiblePrimaryKeyField
 from werkbank.errors import UnknownObject
@@ -88,6 +88,16 @@ class RackFeedSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class PhaseLoadSerializer(serializers.Serializer):
+    """One phase of a circuit (a `deployment.phases.PhaseLoad`): its load against 0.8 × V × A."""
+
+    phase = serializers.CharField(source="line", help_text="L1, L2 or L3.")
+    load_w = serializers.FloatField(help_text="The shares of the servers on this phase.")
+    limit_w = serializers.FloatField(help_text="0.8 × V × A.")
+    percent_of_limit = serializers.FloatField()
+    ok = serializers.BooleanField()
+
+
 class FeedLoadSerializer(serializers.Serializer):
     """A rack's circuit with what its servers draw (a `deployment.selectors.FeedLoad`)."""
 
@@ -104,7 +114,13 @@ class FeedLoadSerializer(serializers.Serializer):
     margin_w = serializers.FloatField(help_text="Limit minus load; negative when over.")
     percent_of_limit = serializers.FloatField()
     percent_of_rated = serializers.FloatField()
-    ok = serializers.BooleanField(help_text="The load is within the continuous limit.")
+    ok = serializers.BooleanField(help_text="Within the continuous limit, in all and on each phase.")
+    phase_loads = PhaseLoadSerializer(
+        many=True, help_text="Each phase (L1 only on a single-phase feed) with its servers' shares."
+    )
+    imbalance_percent = serializers.FloatField(
+        allow_null=True, help_text="(Highest − lowest phase) / their mean, in %; null on a single phase."
+    )
 
 
 class RackSerializer(serializers.ModelSerializer):
@@ -196,6 +212,17 @@ class FeedNameSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class FeedPhaseSerializer(serializers.Serializer):
+    """A feed of a placement with the phase(s) the server draws from (a `PlacementFeed`)."""
+
+    id = serializers.IntegerField(source="powerfeed_id")
+    name = serializers.CharField(source="powerfeed.name")
+    phase = EnumField(Phase)
+    phase_assumed = serializers.BooleanField(
+        help_text="Nobody chose the phase (set to L1 by the migration, or left out on a three-phase feed)."
+    )
+
+
 class PlacementSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     hostname = serializers.CharField(source="server.hostname", read_only=True)
     asset_tag = serializers.CharField(source="server.asset_tag", read_only=True)
@@ -203,7 +230,7 @@ class PlacementSerializer(AudienceFieldsMixin, serializers.ModelSerializer):
     site_name = serializers.CharField(source="rack.site.name", read_only=True)
     top_u = serializers.IntegerField(read_only=True)
     face = EnumField(RackFace, read_only=True)
-    feeds = FeedNameSerializer(many=True, read_only=True)
+    feeds = FeedPhaseSerializer(many=True, read_only=True, source="feed_links")
     power_override_reason = serializers.CharField(
         read_only=True, help_text="Why a PM accepted the placement above a circuit's limit."
     )
@@ -251,6 +278,22 @@ class PlacementCreateSerializer(serializers.Serializer):
         max_length=2000,
         help_text="A PM's reason to place above a circuit's continuous limit; audited.",
     )
+    phases = serializers.DictField(
+        child=serializers.CharField(max_length=16),
+        required=False,
+        default=dict,
+        help_text='Feed id → the phase(s) its PSU group draws from, e.g. {"12": "L2", "13": "L1+L2+L3"}; '
+        "a feed left out draws from L1 (on a three-phase feed recorded as assumed, for review).",
+    )
+
+    def validate_phases(self, value: dict[str, str]) -> dict[int, str]:
+        phases = {}
+        for key, phase in value.items():
+            try:
+                phases[int(key)] = phase
+            except ValueError:
+                raise serializers.ValidationError(f"{key!r} is not a feed id.") from None
+        return phases
 
     def validate_feeds(self, value: list[int]) -> list[PowerFeed]:
         request = self.context["request"]
@@ -339,6 +382,15 @@ class PlatformListingSerializer(AudienceFieldsMixin, serializers.ModelSerializer
     platform = EnumField(Platform)
     verification = EnumField(Verification, required=False, default=Verification.UNVERIFIED)
     recorded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    minimums_override_reason = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=2000,
+        help_text="A PM's reason to list a server below the platform's host minimums anyway (409 "
+        "`host_minimums` lists what falls short); audited with the shortfalls.",
+    )
 
     class Meta:
         model = PlatformListing
@@ -357,6 +409,7 @@ class PlatformListingSerializer(AudienceFieldsMixin, serializers.ModelSerializer
             "is_current",
             "recorded_by",
             "recorded_at",
+            "minimums_override_reason",
         ]
         read_only_fields = ["id", "hostname", "asset_tag", "is_current", "recorded_by", "recorded_at"]
         pm_only_fields = ["note"]

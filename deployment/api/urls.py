@@ -3,6 +3,7 @@
 from rest_framework.routers import SimpleRouter
 
 from deployment.api.elevation import RackElevationViewSet
+from deployment.api.prefixes import IPPrefixViewSet, SiteNextAddressViewSet
 from deployment.api.views import (
     DeploymentServerViewSet,
     NetworkViewSet,
@@ -15,6 +16,9 @@ from deployment.api.views import (
 
 router = SimpleRouter()
 router.register("sites", SiteViewSet, basename="site")
+# A site's next free address of a role only, on the same prefix (PMs).
+router.register("sites", SiteNextAddressViewSet, basename="site-address")
+router.register("prefixes", IPPrefixViewSet, basename="ip-prefix")
 router.register("racks", RackViewSet, basename="rack")
 # A rack's front elevation (SVG) only, on the same prefix: no list or detail route of its own.
 router.register("racks", RackElevationViewSet, basename="rack-elevation")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, Prefetch
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -48,7 +48,15 @@ from deployment.filters import (
     ServerNetworkFilter,
     SiteFilter,
 )
-from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork, Site
+from deployment.models import (
+    PlacementFeed,
+    PlatformListing,
+    PowerFeed,
+    Rack,
+    RackPlacement,
+    ServerNetwork,
+    Site,
+)
 from deployment.selectors import current_listing, deploy_missing, feed_loads
 from deployment.services import (
     feed_create,
@@ -219,10 +227,13 @@ class PlacementViewSet(
     mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Where servers stand: rack, U range, face and circuits. A placement is created and removed, never
-    edited; an overlap or a circuit above its limit is a 409 (a PM may override the limit with a reason)."""
+    """Where servers stand: rack, U range, face and circuits, each with the phase(s) the server draws from.
+    A placement is created and removed, never edited; an overlap or a circuit above its limit, in all or on
+    a phase, is a 409 (a PM may override the limit with a reason)."""
 
-    queryset = RackPlacement.objects.select_related("server", "rack__site").prefetch_related("feeds")
+    queryset = RackPlacement.objects.select_related("server", "rack__site").prefetch_related(
+        Prefetch("feed_links", PlacementFeed.objects.select_related("powerfeed"))
+    )
     serializer_class = PlacementSerializer
     filterset_class = RackPlacementFilter
     ordering_fields = ["lowest_u", "placed_at"]

@@ -83,7 +83,9 @@ class Migration(migrations.Migration):
             model_name="placementfeed",
             name="phase_assumed",
             field=models.BooleanField(
-                default=False, help_text="The phase was set to L1 by the migration, not chosen: review it."
+                default=False,
+                help_text="Nobody chose the phase: L1 was set by the migration, or assumed where a "
+                "three-phase feed's phase was left out when placing. Review it.",
             ),
         ),
         migrations.AddConstraint(

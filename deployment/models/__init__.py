@@ -3,6 +3,7 @@ the rental platform). One module per concern; every model is importable from `de
 
 from deployment.models.network import IPPrefix, ServerNetwork
 from deployment.models.platform import PlatformAccount, PlatformEarning, PlatformListing
+from deployment.models.polling import PlatformAlert
 from deployment.models.racks import (
     PlacementFeed,
     PowerFeed,
@@ -16,6 +17,7 @@ __all__ = [
     "IPPrefix",
     "PlacementFeed",
     "PlatformAccount",
+    "PlatformAlert",
     "PlatformEarning",
     "PlatformListing",
     "PowerFeed",

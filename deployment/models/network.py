@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from builds.models import Server
 from deployment.choices import PrefixRole
-from deployment.models.racks import ServerScopedQuerySet
+from deployment.models.racks import ServerScopedQuerySet, Site
+from werkbank.access import Purpose, VisibleToQuerySet
 
 
 class ServerNetwork(models.Model):
@@ -53,9 +56,16 @@ class ServerNetwork(models.Model):
         return bool(self.bmc_credentials)
 
 
+class IPPrefixQuerySet(VisibleToQuerySet):
+    def scope_for_member(self, user: Any, purpose: Purpose) -> IPPrefixQuerySet:
+        # A prefix is seen with its site: a customer's own rooms, and a site where a server of theirs stands.
+        return self.filter(site__in=Site.objects.scope_for_member(user, purpose).values("pk"))
+
+
 class IPPrefix(models.Model):
     """A prefix of a site's network that management or BMC addresses are drawn from, with its VLAN and
-    gateway (NetBox's `ipam.Prefix`). Stored in canonical form (`ipaddress.ip_network`)."""
+    gateway (NetBox's `ipam.Prefix`). Stored in canonical form (`ipaddress.ip_network`); the service
+    (`deployment.services.prefixes`) keeps the gateway inside it and the site's prefixes apart."""
 
     site = models.ForeignKey("deployment.Site", on_delete=models.PROTECT, related_name="prefixes")
     prefix = models.CharField(max_length=49, help_text="The network in CIDR form, e.g. 10.20.0.0/24.")
@@ -64,6 +74,8 @@ class IPPrefix(models.Model):
     gateway = models.GenericIPAddressField(null=True, blank=True)
     description = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = IPPrefixQuerySet.as_manager()
 
     class Meta:
         ordering = ["site_id", "role", "prefix"]

@@ -8,6 +8,7 @@ from django.db.models import Q
 
 from builds.models import Server
 from deployment.choices import ListingSource, Platform, RentalState, Verification
+from deployment.models.polling import PlatformAccountQuerySet
 from deployment.models.racks import ServerScopedQuerySet
 from werkbank.models import Organization
 
@@ -152,6 +153,8 @@ class PlatformAccount(models.Model):
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PlatformAccountQuerySet.as_manager()
 
     class Meta:
         ordering = ["organization_id", "platform"]

@@ -252,13 +252,17 @@ class RackPlacement(models.Model):
 class PlacementFeed(models.Model):
     """One feed a placement draws from, and the phase(s) of that feed its PSU group hangs on (the load splits
     evenly over the phases named). `phase_assumed` marks a link whose phase nobody chose: the placements of
-    before phases were recorded were migrated to L1 (migration 0006) and are listed for review."""
+    before phases were recorded were migrated to L1 (migration 0006), and a three-phase feed whose phase is
+    left out when placing draws from L1 by assumption; both are listed for review (`placement_set_phases`
+    confirms them)."""
 
     rackplacement = models.ForeignKey(RackPlacement, on_delete=models.CASCADE, related_name="feed_links")
     powerfeed = models.ForeignKey(PowerFeed, on_delete=models.CASCADE, related_name="placement_links")
     phase = models.CharField(max_length=8, choices=Phase.choices, default=Phase.L1)
     phase_assumed = models.BooleanField(
-        default=False, help_text="The phase was set to L1 by the migration, not chosen: review it."
+        default=False,
+        help_text="Nobody chose the phase: L1 was set by the migration, or assumed where a three-phase "
+        "feed's phase was left out when placing. Review it.",
     )
 
     class Meta:

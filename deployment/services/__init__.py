@@ -6,10 +6,23 @@ credentials), `onboarding` (the rental platform's listing, append-only) and `dep
 deployed through the builds transition).
 """
 
+from deployment.services.credentials import (
+    bmc_credentials_reveal,
+    bmc_credentials_rotate,
+    bmc_rotated_notice_send,
+)
 from deployment.services.deploy import server_deploy
+from deployment.services.earnings import earning_record
 from deployment.services.network import network_set
 from deployment.services.onboarding import listing_record
-from deployment.services.placement import placement_create, placement_remove
+from deployment.services.placement import placement_create, placement_remove, placement_set_phases
+from deployment.services.platform import (
+    platform_account_set,
+    platform_alert_send,
+    platform_poll,
+    platform_poll_failed,
+)
+from deployment.services.prefixes import prefix_create, prefix_delete, prefix_update
 from deployment.services.sites import (
     feed_create,
     feed_delete,
@@ -21,6 +34,10 @@ from deployment.services.sites import (
 )
 
 __all__ = [
+    "bmc_credentials_reveal",
+    "bmc_credentials_rotate",
+    "bmc_rotated_notice_send",
+    "earning_record",
     "feed_create",
     "feed_delete",
     "feed_update",
@@ -28,6 +45,14 @@ __all__ = [
     "network_set",
     "placement_create",
     "placement_remove",
+    "placement_set_phases",
+    "platform_account_set",
+    "platform_alert_send",
+    "platform_poll",
+    "platform_poll_failed",
+    "prefix_create",
+    "prefix_delete",
+    "prefix_update",
     "rack_create",
     "rack_update",
     "server_deploy",

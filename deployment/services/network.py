@@ -12,7 +12,9 @@ from django.db.models import Q
 
 from builds.models import Server
 from builds.services import lock_server, server_rename
-from deployment.models import ServerNetwork
+from deployment.addresses import network_of, prefix_holding
+from deployment.choices import PrefixRole
+from deployment.models import IPPrefix, ServerNetwork, Site
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.secrets import decrypt, encrypt
@@ -45,6 +47,36 @@ def normalize_mac(value: Any) -> str:
     if int(digits[:2], 16) & 1:
         raise InvalidInput("bmc_mac", f"{value!r} is a multicast address, not a BMC's.")
     return ":".join(digits[i : i + 2] for i in range(0, 12, 2))
+
+
+#: How a sentence names each role's prefixes, and which address of the server they hold.
+_ROLE_WORDS = {"management_ip": ("management", PrefixRole.MANAGEMENT), "bmc_ip": ("BMC", PrefixRole.BMC)}
+
+
+def _check_prefixes(*, server: Server, addresses: dict[str, str]) -> None:
+    """Each of `addresses` (field → address) lies in a prefix of its role at the site the server stands at,
+    and is none of that prefix's network, broadcast or gateway address; a 400 naming the field and the
+    site's prefixes otherwise. Not placed, or a site without prefixes of the role: any address is taken."""
+    site = Site.objects.filter(racks__placements__server=server).first()
+    if site is None or not addresses:
+        return
+    # Locked, so that a prefix is not changed or deleted under the address being recorded.
+    prefixes = list(IPPrefix.objects.select_for_update().filter(site=site).order_by("pk"))
+    for field, address in addresses.items():
+        words, role = _ROLE_WORDS[field]
+        of_role = [prefix for prefix in prefixes if prefix.role == role]
+        if not of_role:
+            continue
+        holder = prefix_holding(address, of_role)
+        if holder is None:
+            listed = ", ".join(sorted(prefix.prefix for prefix in of_role))
+            raise InvalidInput(field, f"{address} is outside the {words} prefixes of {site.name}: {listed}.")
+        network = network_of(holder)
+        value = ipaddress.ip_address(address)
+        if value == network.network_address or (network.version == 4 and value == network.broadcast_address):
+            raise InvalidInput(field, f"{address} is the network or broadcast address of {holder.prefix}.")
+        if holder.gateway and value == ipaddress.ip_address(holder.gateway):
+            raise InvalidInput(field, f"{address} is the gateway of {holder.prefix}.")
 
 
 def _taken(*, server: Server, management_ip: str, bmc_ip: str, bmc_mac: str) -> list[str]:
@@ -80,6 +112,12 @@ def network_set(
     a duplicate is a 409 naming the server that has it. With `new` (a create, as the API's POST) a server
     that has a record already is a 409 naming it, checked before anything else: a create never overwrites.
 
+    Where the server stands at a site (its placement's rack) that has prefixes of a role, an address of that
+    role must lie in one of them and be none of its network, broadcast or gateway addresses: a 400 naming
+    the field and the site's prefixes. A site without prefixes of a role takes any address of it, as does a
+    server not placed yet. An address that does not change is not checked again, so a prefix added later
+    does not lock a record made before it.
+
     BMC credentials are optional. Given, they are stored only as a Fernet token (`werkbank.secrets`); a
     username or password left out keeps the stored one. The audit row says whether they were set or
     cleared, never what they are.
@@ -106,6 +144,17 @@ def network_set(
     locked = lock_server(server)
     if hostname is not None:
         locked = server_rename(server=locked, actor=actor, hostname=hostname)
+    row = ServerNetwork.objects.filter(server=locked).only("management_ip", "bmc_ip").first()
+    stored: dict[str, str] = {} if row is None else {"management_ip": row.management_ip, "bmc_ip": row.bmc_ip}
+    wanted = {"management_ip": management_ip, "bmc_ip": bmc_ip}
+    _check_prefixes(
+        server=locked,
+        addresses={
+            field: address
+            for field, address in wanted.items()
+            if not stored or ipaddress.ip_address(stored[field]) != ipaddress.ip_address(address)
+        },
+    )
     taken = _taken(server=locked, management_ip=management_ip, bmc_ip=bmc_ip, bmc_mac=bmc_mac)
     if taken:
         raise RuleViolation(

@@ -11,9 +11,10 @@ from django.utils import timezone
 
 from builds.models import Server
 from builds.services import lock_server
-from deployment.choices import DEPLOYED_OR_LATER, Platform, Verification
+from deployment.choices import DEPLOYED_OR_LATER, ListingSource, Platform, RentalState, Verification
 from deployment.models import PlatformListing
 from deployment.selectors import current_listing
+from deployment.services.minimums import listing_minimums_check
 from werkbank.audit import audit, user_or_none
 from werkbank.errors import InvalidInput, RuleViolation
 from werkbank.types import Actor
@@ -29,6 +30,30 @@ def _reliability(value: Any) -> Decimal | None:
     if not number.is_finite() or not 0 <= number <= 1:
         raise InvalidInput("reliability", f"is a fraction from 0 to 1 (0.995 = 99.5 %); got {value!r}.")
     return number.quantize(Decimal("0.0001"))
+
+
+def _dlperf(value: Any) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation:
+        raise InvalidInput("dlperf", f"{value!r} is not a number.") from None
+    if not number.is_finite() or not 0 <= number < 1_000_000:
+        raise InvalidInput("dlperf", f"is a score from 0 to below 1,000,000; got {value!r}.")
+    return number.quantize(Decimal("0.01"))
+
+
+def _audited(listing: PlatformListing) -> dict[str, Any]:
+    """A listing row's figures as its audit row keeps them."""
+    return {
+        "platform": listing.platform,
+        "machine_id": listing.machine_id,
+        "verification": listing.verification,
+        "reliability": str(listing.reliability) if listing.reliability is not None else None,
+        "rental_state": listing.rental_state,
+        "dlperf": str(listing.dlperf) if listing.dlperf is not None else None,
+    }
 
 
 def _machine_id_taken(machine_id: str, platform: str, holder: str) -> RuleViolation:
@@ -52,12 +77,17 @@ def listing_record(
     listed_on: datetime.date | None = None,
     verified_on: datetime.date | None = None,
     note: str = "",
+    rental_state: str | None = None,
+    dlperf: Any = None,
+    source: str = ListingSource.MANUAL,
+    minimums_override_reason: str = "",
 ) -> PlatformListing:
     """Record the server's listing as it stands now: a new row, so the history keeps every earlier state.
 
     Only a deployed server is listed. A listed server has the platform's machine id, which no other server's
     current listing on that platform has. Verified without a date means verified today; a listing date
-    defaults to the first listing on the platform.
+    defaults to the first listing on the platform. The rental state and DLPerf score (what the platform
+    poll reads) stay as they were for the same machine when not given; `source` says who recorded the row.
     """
     if platform not in Platform.values:
         raise InvalidInput("platform", f"must be one of {', '.join(Platform.values)}; got {platform!r}.")
@@ -74,6 +104,13 @@ def listing_record(
     elif not machine_id:
         raise InvalidInput("machine_id", f"a listing on {Platform(platform).label} needs its machine id.")
     reliability_value = _reliability(reliability)
+    dlperf_value = _dlperf(dlperf)
+    if rental_state is not None and rental_state not in RentalState.values:
+        raise InvalidInput(
+            "rental_state", f"must be one of {', '.join(RentalState.values)}; got {rental_state!r}."
+        )
+    if source not in ListingSource.values:
+        raise InvalidInput("source", f"must be one of {', '.join(ListingSource.values)}; got {source!r}.")
 
     locked = lock_server(server)
     if locked.status not in DEPLOYED_OR_LATER:
@@ -92,6 +129,10 @@ def listing_record(
         if clash:
             raise _machine_id_taken(machine_id, platform, f"server {clash[0]}")
     previous = current_listing(server=locked)
+    # A new listing on a platform with host minimums (Vast.ai) meets them, or a PM says why not.
+    listing_minimums_check(
+        server=locked, actor=actor, platform=platform, machine_id=machine_id, reason=minimums_override_reason
+    )
     today = timezone.localdate()
     if verification == Verification.VERIFIED and verified_on is None:
         verified_on = (
@@ -101,9 +142,13 @@ def listing_record(
             and previous.verified_on
             else today
         )
+    same = previous is not None and previous.platform == platform and previous.machine_id == machine_id
     if listed_on is None and platform != Platform.NONE:
-        same = previous is not None and previous.platform == platform and previous.machine_id == machine_id
         listed_on = (previous.listed_on if previous is not None and same else None) or today
+    if rental_state is None:
+        rental_state = previous.rental_state if previous is not None and same else RentalState.UNKNOWN
+    if dlperf_value is None and previous is not None and same:
+        dlperf_value = previous.dlperf
     for field, value in (("listed_on", listed_on), ("verified_on", verified_on)):
         if value is not None and value > today:
             raise InvalidInput(field, f"{value} lies in the future.")
@@ -118,6 +163,9 @@ def listing_record(
                 reliability=reliability_value,
                 listed_on=listed_on,
                 verified_on=verified_on,
+                rental_state=rental_state,
+                dlperf=dlperf_value,
+                source=source,
                 note=(note or "").strip(),
                 recorded_by=user_or_none(actor),
             )
@@ -128,22 +176,8 @@ def listing_record(
         actor=actor,
         verb="deployment.listing",
         obj=locked,
-        before=(
-            {}
-            if previous is None
-            else {
-                "platform": previous.platform,
-                "machine_id": previous.machine_id,
-                "verification": previous.verification,
-                "reliability": str(previous.reliability) if previous.reliability is not None else None,
-            }
-        ),
-        after={
-            "platform": platform,
-            "machine_id": machine_id,
-            "verification": verification,
-            "reliability": str(reliability_value) if reliability_value is not None else None,
-        },
+        before={} if previous is None else _audited(previous),
+        after={**_audited(listing), "source": source},
         note=listing.note,
     )
     return listing

@@ -4,11 +4,15 @@ Every placement into a rack runs under a lock on the rack row, on PostgreSQL and
 check, the height check and the circuit check see every placement committed before them, and two placements
 into one rack queue. On PostgreSQL the exclusion constraint `deployment_rackplacement_no_overlap` (migration
 0002) refuses an overlap whatever writes the rows.
+
+Each feed link names the phase(s) of that feed the server's PSU group draws from (`PlacementFeed.phase`,
+`deployment.phases`); the circuit check holds every chosen feed to its limit in all and on each phase, and
+an A/B server counts in full on its phase of either side.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -17,8 +21,9 @@ from django.db.models import F
 from builds.models import Server
 from builds.services import lock_server
 from deployment.choices import PLACEMENT_OPEN, RackFace, SiteKind
-from deployment.models import PowerFeed, Rack, RackPlacement
-from deployment.selectors import FeedLoad, ServerPower, feed_loads
+from deployment.models import PlacementFeed, PowerFeed, Rack, RackPlacement
+from deployment.phases import DEFAULT_PHASE, phases_of
+from deployment.selectors import FeedLoad, ServerPower, feed_loads, server_powers
 from inventory.choices import PartCategory
 from werkbank.access import is_pm
 from werkbank.audit import audit, user_or_none
@@ -110,12 +115,16 @@ def placement_create(
     face: str = RackFace.FRONT,
     measured_wall_w: int | None = None,
     override_reason: str = "",
+    phases: Mapping[int, str] | None = None,
 ) -> RackPlacement:
-    """Put a server into a rack at `lowest_u`, drawing from `feeds`.
+    """Put a server into a rack at `lowest_u`, drawing from `feeds`, on the phases `phases` names (feed id →
+    `Phase` value; a feed left out draws from L1, which on a three-phase feed is recorded as assumed and
+    listed for review).
 
     Refused: a server that is already placed or deployed (409), a U range above the rack's height (400),
-    an overlap (409 naming the server in the way), and a feed pushed above its continuous limit (409 with
-    the numbers), unless a PM overrides the last with a written reason, which is audited with the numbers.
+    a phase the feed does not have or a phase for a feed not chosen (400 `phases`), an overlap (409 naming
+    the server in the way), and a feed pushed above its continuous limit in all or on a phase (409 with the
+    numbers), unless a PM overrides the last with a written reason, which is audited with the numbers.
     """
     locked_rack = (
         Rack.objects.select_for_update(of=("self",)).select_related("site__customer").get(pk=rack.pk)
@@ -131,6 +140,7 @@ def placement_create(
     height = chassis_height(locked)
     top = _top_within(locked_rack, locked=locked, lowest_u=lowest_u, height=height)
     chosen = _feeds(locked_rack, feeds)
+    named = _phases(chosen, phases)
     other = _in_the_way(locked_rack, lowest_u, top)
     if other is not None:
         raise _overlap_refusal(locked_rack, lowest_u, top, other)
@@ -139,6 +149,7 @@ def placement_create(
         locked_rack,
         locked=locked,
         chosen=chosen,
+        phases={feed_id: phase for feed_id, (phase, _) in named.items()},
         measured_wall_w=measured_wall_w,
         override_reason=override_reason,
         actor=actor,
@@ -163,8 +174,14 @@ def placement_create(
                 raise _overlap_refusal(locked_rack, lowest_u, top, other) from None
         raise
     # A new placement has no feeds yet: insert the links at once (`set()` would read them first).
-    RackPlacement.feeds.through.objects.bulk_create(
-        RackPlacement.feeds.through(rackplacement=placement, powerfeed=feed) for feed in chosen
+    PlacementFeed.objects.bulk_create(
+        PlacementFeed(
+            rackplacement=placement,
+            powerfeed=feed,
+            phase=named[feed.pk][0],
+            phase_assumed=named[feed.pk][1],
+        )
+        for feed in chosen
     )
     # The circuit check already worked out this server's wall power: every chosen feed lists it.
     power = next(each for each in loads[0].servers if each.server_id == locked.pk)
@@ -178,6 +195,7 @@ def placement_create(
             top=top,
             face=face,
             chosen=chosen,
+            phases=named,
             power=power,
             loads=loads,
             over=over,
@@ -185,6 +203,39 @@ def placement_create(
         note=override_reason,
     )
     return placement
+
+
+def _phases(chosen: list[PowerFeed], phases: Mapping[int, str] | None) -> dict[int, tuple[str, bool]]:
+    """Per chosen feed id: (its phase, whether it was assumed). A feed left out draws from L1, assumed on a
+    three-phase feed (nobody chose among its phases) and not on a single-phase one (L1 is all it has).
+    A 400 (`phases`) for a key that is not a chosen feed, an unknown value, or a phase the feed lacks."""
+    given = dict(phases or {})
+    by_id = {feed.pk: feed for feed in chosen}
+    for key in given:
+        if isinstance(key, bool) or not isinstance(key, int) or key not in by_id:
+            names = ", ".join(f"{feed.name} (id {feed.pk})" for feed in chosen)
+            raise InvalidInput(
+                "phases", f"{key!r} is not one of the chosen feeds; name phases for {names} only."
+            )
+    named: dict[int, tuple[str, bool]] = {}
+    for feed in chosen:
+        if feed.pk not in given:
+            named[feed.pk] = (DEFAULT_PHASE, feed.phases > 1)
+            continue
+        named[feed.pk] = (_phase_of(feed, given[feed.pk]), False)
+    return named
+
+
+def _phase_of(feed: PowerFeed, value: Any) -> str:
+    """`value` as a phase of `feed`; a 400 (`phases`) naming the feed and its phases where it is none."""
+    allowed = phases_of(feed)
+    if value not in allowed:
+        if feed.phases == 1:
+            rule = f"feed {feed.name} is single-phase: its only phase is L1"
+        else:
+            rule = f"feed {feed.name} has the phases {', '.join(allowed)}"
+        raise InvalidInput("phases", f"{rule}; got {value!r}.")
+    return str(value)
 
 
 def _check_open(locked: Server) -> None:
@@ -261,17 +312,23 @@ def _circuit_check(
     *,
     locked: Server,
     chosen: list[PowerFeed],
+    phases: Mapping[int, str],
     measured_wall_w: int | None,
     override_reason: str,
     actor: Actor,
+    excluding: int | None = None,
+    verb: str = "Placing",
 ) -> tuple[list[FeedLoad], list[FeedLoad], str]:
-    """The chosen feeds' loads with the server added, those over their continuous limit, and the override
-    reason that stands (none where nothing is over). A feed over its limit is a 409 without a reason, and
-    without a PM."""
+    """The chosen feeds' loads with the server added on its phases, those over their continuous limit (in
+    all or on a phase), and the override reason that stands (none where nothing is over). A feed over its
+    limit is a 409 without a reason, and without a PM."""
     loads = [
         load
         for load in feed_loads(
-            rack=locked_rack, adding=(locked, [feed.pk for feed in chosen], measured_wall_w)
+            rack=locked_rack,
+            adding=(locked, [feed.pk for feed in chosen], measured_wall_w),
+            adding_phases=phases,
+            excluding=excluding,
         )
         if load.feed.pk in {feed.pk for feed in chosen}
     ]
@@ -279,9 +336,9 @@ def _circuit_check(
     override_reason = (override_reason or "").strip()
     if over and not override_reason:
         raise RuleViolation(
-            f"Placing server {locked.hostname} would overload {len(over)} circuit(s) of rack "
+            f"{verb} server {locked.hostname} would overload {len(over)} circuit(s) of rack "
             f"{locked_rack.name}.",
-            missing=[load.sentence() for load in over],
+            missing=[sentence for load in over for sentence in load.refusals()],
             code="circuit_limit",
         )
     if override_reason and not over:
@@ -302,11 +359,13 @@ def _placement_after(
     top: int,
     face: str,
     chosen: list[PowerFeed],
+    phases: Mapping[int, tuple[str, bool]],
     power: ServerPower,
     loads: list[FeedLoad],
     over: list[FeedLoad],
 ) -> dict[str, Any]:
-    """The audit row's `after` of a placement: where, the feeds, the wall power and each circuit's load."""
+    """The audit row's `after` of a placement: where, the feeds and their phases, the wall power and each
+    circuit's load (per phase on a three-phase feed)."""
     return {
         "rack": f"{locked_rack.site.name} / {locked_rack.name}",
         "lowest_u": lowest_u,
@@ -315,16 +374,92 @@ def _placement_after(
         "feeds": [feed.name for feed in chosen],
         "wall_w": round(power.wall_w),
         "wall_source": power.source,
-        "circuits": {
-            load.feed.name: {
-                "load_w": round(load.load_w),
-                "limit_w": round(load.limit_w),
-                "percent_of_limit": round(load.percent_of_limit, 1),
-            }
-            for load in loads
-        },
+        "circuits": {load.feed.name: _circuit_figures(load, phases[load.feed.pk]) for load in loads},
         "override": bool(over),
     }
+
+
+def _circuit_figures(load: FeedLoad, phase: tuple[str, bool]) -> dict[str, Any]:
+    """One circuit of a placement's audit row: the feed's figures and, on a three-phase feed, the phase the
+    server draws from (and whether someone chose it, or it was left out: L1) with each phase's figures. A
+    single-phase feed is its one phase: its figures say it all."""
+    figures = load.figures()
+    if load.feed.phases > 1:
+        figures["phase"], figures["phase_chosen"] = phase[0], not phase[1]
+    return figures
+
+
+@transaction.atomic
+def placement_set_phases(
+    *,
+    placement: RackPlacement,
+    phases: Mapping[int, str],
+    actor: Actor,
+    override_reason: str = "",
+) -> RackPlacement:
+    """Record which phase(s) of each of its feeds a placed server draws from: a PM corrects a phase, or
+    confirms one nobody chose (the links the migration set to L1, or a three-phase feed left out when
+    placing). `phases` maps feed id → `Phase` value; a feed of the placement left out keeps its recorded
+    phase. Every link of the placement is confirmed afterwards (`phase_assumed` cleared), audited as
+    `deployment.phases` with the old phases and the new per-phase figures.
+
+    Allowed after deploy too, unlike placing or removing: it moves no U and no feed, so the record the
+    handover pack printed (rack, U range, feeds) stands; it only says which conductor the cable is plugged
+    into, which the electrician reads off the PDU and which the migration could only assume. The circuit
+    check is placing's (each feed in all and per phase, the server counted in full on either side of an A/B
+    pair), with the same PM override and reason.
+    """
+    rack = Rack.objects.select_for_update(of=("self",)).select_related("site").get(pk=placement.rack_id)
+    locked = lock_server(placement.server)
+    current = RackPlacement.objects.filter(pk=placement.pk).first()
+    if current is None:
+        raise UnknownObject("placement", f"server {locked.hostname} has no placement any more.")
+    links = list(current.feed_links.select_related("powerfeed").order_by("powerfeed__name"))
+    feeds = [link.powerfeed for link in links]
+    given = dict(phases)
+    # A feed left out keeps its recorded phase, or L1 where the feed no longer has it (it lost phases).
+    recorded = {
+        link.powerfeed_id: link.phase if link.phase in phases_of(link.powerfeed) else DEFAULT_PHASE
+        for link in links
+    }
+    wanted = _phases(feeds, {**recorded, **given})
+    if not given and not any(link.phase_assumed for link in links):
+        return current  # nothing to correct, nothing to confirm
+    loads, over, override_reason = _circuit_check(
+        rack,
+        locked=locked,
+        chosen=feeds,
+        phases={feed_id: phase for feed_id, (phase, _) in wanted.items()},
+        measured_wall_w=current.measured_wall_w,
+        override_reason=override_reason,
+        actor=actor,
+        excluding=locked.pk,
+        verb="Setting the phases of",
+    )
+    before = {link.powerfeed.name: link.phase for link in links}
+    was_assumed = [link.powerfeed.name for link in links if link.phase_assumed]
+    for link in links:
+        link.phase, link.phase_assumed = wanted[link.powerfeed_id][0], False
+    PlacementFeed.objects.bulk_update(links, ["phase", "phase_assumed"])
+    if over:
+        current.power_override_reason = override_reason
+        current.save(update_fields=["power_override_reason"])
+    power = server_powers([locked], measured={locked.pk: current.measured_wall_w})[locked.pk]
+    audit(
+        actor=actor,
+        verb="deployment.phases",
+        obj=locked,
+        before={"phases": before, "not_chosen": was_assumed},
+        after={
+            "phases": {link.powerfeed.name: link.phase for link in links},
+            "wall_w": round(power.wall_w),
+            "wall_source": power.source,
+            "circuits": {load.feed.name: load.figures() for load in loads},
+            "override": bool(over),
+        },
+        note=override_reason,
+    )
+    return current
 
 
 @transaction.atomic

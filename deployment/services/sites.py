@@ -7,7 +7,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from deployment.choices import FeedLeg, SiteKind
-from deployment.models import PowerFeed, Rack, RackPlacement, Site
+from deployment.models import PlacementFeed, PowerFeed, Rack, RackPlacement, Site
 from deployment.selectors import feed_loads
 from inventory.countries import check_country
 from inventory.eu import is_eu
@@ -187,6 +187,8 @@ def feed_update(*, feed: PowerFeed, actor: Actor, **values: Any) -> PowerFeed:
         raise _name_taken(f"Rack {rack.name} already has a feed named {cleaned['name']}.")
     before = {field: getattr(locked, field) for field in FEED_FIELDS}
     limit_before = locked.continuous_limit_w
+    if cleaned["phases"] == 1 and locked.phases != 1:
+        _check_single_phase(locked)
     for field, value in cleaned.items():
         setattr(locked, field, value)
     load = next(load for load in feed_loads(rack=rack) if load.feed.pk == locked.pk)
@@ -207,6 +209,24 @@ def feed_update(*, feed: PowerFeed, actor: Actor, **values: Any) -> PowerFeed:
         actor=actor, verb="deployment.feed_update", obj=rack, before={"feed": before}, after={"feed": cleaned}
     )
     return locked
+
+
+def _check_single_phase(feed: PowerFeed) -> None:
+    """A feed going down to one phase has L1 only: refused (409) while a server draws from L2 or L3 of it."""
+    on_others = list(
+        PlacementFeed.objects.filter(powerfeed=feed)
+        .exclude(phase="L1")
+        .order_by("rackplacement__server__hostname")
+        .values_list("rackplacement__server__hostname", "phase")
+    )
+    if on_others:
+        named = ", ".join(f"{hostname} ({phase})" for hostname, phase in on_others)
+        raise RuleViolation(
+            f"Feed {feed.name} cannot become single-phase: {named} draw from other phases than L1; set "
+            "their phases to L1 first.",
+            missing=[f"no server on L2 or L3 of feed {feed.name}"],
+            code="feed_phases_in_use",
+        )
 
 
 @transaction.atomic

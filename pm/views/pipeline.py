@@ -27,6 +27,7 @@ from orders.selectors import approval_checks, latest_assessment
 from orders.services import TRANSITION_SERVICES
 from pm import selectors as pm
 from pm.forms import AssignPartnerForm, transition_form
+from pm.views.income import income_context
 from werkbank.access import is_pm
 from werkbank.choices import label_of
 from werkbank.errors import InvalidInput, RuleViolation
@@ -95,6 +96,7 @@ def order_context(request: HttpRequest, order: Any, *, bound: Any = None) -> dic
         "servers": servers,
         "purchase_orders": pm.order_purchase_orders(order),
         "lots": pm.order_lots(order),
+        "income": income_context(order, assessment=assessment, servers=servers),
         "events": events,
         # Status e-mails go to the contact address and the members; nobody at all is worth a warning.
         "customer_recipients": organization_recipients(order.customer),

@@ -41,7 +41,9 @@ from portal.customer import (
     row,
 )
 from portal.views.access import customer_required
+from portal.views.credentials import bmc_context
 from portal.views.documents import documents_context
+from portal.views.income import income_row
 from portal.views.warranty import warranty_context
 from werkbank.choices import label_of
 from werkbank.errors import DomainError
@@ -214,6 +216,7 @@ def order_page(request: HttpRequest, order_id: int) -> HttpResponse:
         "business_case": _business_case(order),
         "sizing": _sizing(order),
         "power": _power(order),
+        "income": income_row(order),
         "pager": pager(servers),
         "servers": _server_rows(servers.object_list),
     }
@@ -336,6 +339,7 @@ def server_context(request: HttpRequest, server: Server) -> dict[str, Any]:
         ),
         **warranty_context(request, server),
         **documents_context(request, server),
+        **bmc_context(server),
     }
 
 

@@ -114,6 +114,7 @@ def test_a_placement_is_added_through_the_admin_form(pm_browser, world, tenants)
         "lowest_u": 20,
         "face": "front",
         "feeds": [world.feeds["C1"].pk],
+        "phases": "C1: L2",  # server B draws from L1 of C1
         "measured_wall_w": "",
         "power_override_reason": "",
     }

@@ -9,7 +9,7 @@ from django.urls import reverse
 from builds.choices import ServerStatus
 from builds.models import Server
 from deployment.models import ServerNetwork
-from deployment.services import listing_record, network_set
+from deployment.services import listing_record, network_set, prefix_create
 from deployment.services.network import bmc_credentials
 from tests.deployment.api_rig import ids, make_rig
 from tests.tenants_rig import api_client
@@ -177,6 +177,9 @@ def _deployment_urls(r, listing) -> list[str]:
         "networks": ServerNetwork.objects.get(server=r.a1).pk,
         "platform-listings": listing.pk,
         "deployment/servers": r.a1.asset_tag,
+        "prefixes": prefix_create(
+            site=r.site, prefix="10.0.0.0/24", role="management", actor=r.t.pm, gateway="10.0.0.254"
+        ).pk,
     }
     deployment = {
         prefix for prefix, viewset, _ in api_router.registry if viewset.__module__.startswith("deployment.")
@@ -194,7 +197,8 @@ def _deployment_urls(r, listing) -> list[str]:
         )
         if basename is None or "format" in groups:
             continue
-        urls.append(reverse(pattern.name, kwargs={key: by_basename[basename] for key in groups}))
+        url = reverse(pattern.name, kwargs={key: by_basename[basename] for key in groups})
+        urls.append(f"{url}?role=management" if pattern.name == "site-address-next-address" else url)
     return urls
 
 
@@ -215,7 +219,9 @@ def test_bmc_credentials_are_in_no_deployment_response(tenants):
     for user in (r.t.pm, r.t.user_a, r.t.user_p):
         for url in urls:
             response = api_client(user).get(url)
-            assert response.status_code in {200, 405}, (user.username, url, response.status_code)
+            # The next free address is offered to PMs only; a member who sees the site is told so.
+            allowed = {200, 405} if user == r.t.pm or "next-address" not in url else {403}
+            assert response.status_code in allowed, (user.username, url, response.status_code)
             responses.append(response)
     for response in responses:
         body = response.content.decode()

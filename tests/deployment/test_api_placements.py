@@ -40,7 +40,7 @@ def test_a_pm_places_a_server(tenants):
         "top_u": 25,
         "height_u": 6,
         "face": "rear",
-        "feeds": [{"id": r.feed_b.pk, "name": "PDU-B"}],
+        "feeds": [{"id": r.feed_b.pk, "name": "PDU-B", "phase": "L1", "phase_assumed": False}],
         "measured_wall_w": 900,
         "power_override_reason": "",
         "placed_at": row["placed_at"],

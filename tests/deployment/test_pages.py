@@ -68,6 +68,7 @@ def test_the_pm_sees_every_server_on_the_rack_page_with_the_feed_loads(
             feeds=[world.feeds["C1"]],
             actor=tenants.pm,
             measured_wall_w=1000,
+            phases={world.feeds["C1"].pk: ("L2", "L3", "L2+L3")[n]},  # server B is on L1
         )
     with django_assert_max_num_queries(12):
         assert "12U free" in pm.get(f"/deployment/racks/{world.rack.pk}/").content.decode()

@@ -68,9 +68,18 @@ def test_each_feed_carries_its_servers_and_a_and_b_each_carry_all(pm, eff80):
     )
     measured, burnt_in, budget = rig.servers(3)
     Server.objects.filter(pk=burnt_in.pk).update(burnin_gpu_power_w=1800.0)
-    placement_create(server=measured, rack=rack, lowest_u=1, feeds=[a1], actor=pm, measured_wall_w=3000)
-    placement_create(server=burnt_in, rack=rack, lowest_u=5, feeds=[a1], actor=pm)
-    placement_create(server=budget, rack=rack, lowest_u=9, feeds=[a1, b1], actor=pm)
+    # One server per phase of the three-phase A1: each phase holds 0.8 × 230 V × 32 A = 5,888 W.
+    placement_create(
+        server=measured,
+        rack=rack,
+        lowest_u=1,
+        feeds=[a1],
+        actor=pm,
+        measured_wall_w=3000,
+        phases={a1.pk: "L1"},
+    )
+    placement_create(server=burnt_in, rack=rack, lowest_u=5, feeds=[a1], actor=pm, phases={a1.pk: "L2"})
+    placement_create(server=budget, rack=rack, lowest_u=9, feeds=[a1, b1], actor=pm, phases={a1.pk: "L3"})
 
     loads = {load.feed.name: load for load in feed_loads(rack=rack)}
 
@@ -108,9 +117,11 @@ def test_an_a_and_b_placement_is_checked_on_both_feeds(pm, eff80):
     server = rig.server()
 
     with pytest.raises(RuleViolation) as refusal:
-        placement_create(server=server, rack=rack, lowest_u=1, feeds=[a1, b1], actor=pm)
+        placement_create(
+            server=server, rack=rack, lowest_u=1, feeds=[a1, b1], actor=pm, phases={b1.pk: "L1+L2+L3"}
+        )
 
-    # Only A1 (single phase) is over; B1 (three phases, 8,832 W) holds the same 3,125 W.
+    # Only A1 (single phase) is over; B1 (three phases, 8,832 W) holds the same 3,125 W over its phases.
     assert refusal.value.missing == [OVER_16A]
 
 

@@ -29,6 +29,7 @@ from schemathesis.specs.openapi.checks import (
 
 from builds.models import Server
 from builds.services import server_install
+from deployment.services import prefix_create
 from inventory.models import Component
 from tests import factories
 from tests.deployment.rack_rig import make_rack_world
@@ -99,9 +100,10 @@ class FuzzWorld:
 @pytest.fixture
 def fuzz_world(built: Any, tenants: Tenants) -> FuzzWorld:
     """Partner P's bench (installed GPU, allocation, blacklisted slot, step, photo), a rack with two placed
-    servers and a network record, an order waiting for approval with its ROI, and a burn-in run with a
-    warning and a failure; a handed-over server with its warranty record and a claim."""
+    servers, a network record and a management prefix, an order waiting for approval with its ROI, and a
+    burn-in run with a warning and a failure; a handed-over server with its warranty record and a claim."""
     rack = make_rack_world(tenants)
+    prefix_create(site=rack.rack.site, prefix="10.200.0.0/24", role="management", vlan=200, actor=tenants.pm)
     draft = factories.pass_gate(factories.OrderFactory(customer=tenants.customer_a, server_count=1))
     passed = factories.OrderFactory(customer=tenants.customer_a, server_count=1)
     [burned] = factories.make_servers(passed, status="burn_in_failed")

@@ -118,7 +118,7 @@ def test_no_secret_reaches_the_pack(demo):
     _, text = pdf_text(pack_pdf(pack_data(server=demo.fleet), revision=1, language="en", generated_at=AT))
     assert network.bmc_ip in text and network.bmc_mac in text
     assert network.bmc_credentials not in text
-    assert "handed over separately, never printed" in text
+    assert "never printed: the customer's members reveal them on the portal's server page" in text
     # Monitoring: where and under which account, never a password.
     assert "vastfleet" in text and "/portal/" in text and "werkbank-demo" not in text
 

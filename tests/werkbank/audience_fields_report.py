@@ -18,3 +18,7 @@ CLAIM_ATTACHMENT = {
 }  # fmt: skip
 CLAIM_FILES = {"attachments", *(f"attachments[].{key}" for key in CLAIM_ATTACHMENT)}
 CLAIM_FILES_INTERNAL = {"attachments[].uploaded_by"}  # a login name, as who opened the claim
+#: A circuit's load per phase (deployment/api/serializers.py FeedLoadSerializer, issue #28): beside FEED_LOAD.
+PHASED = {"imbalance_percent", "phase_loads"} | {
+    f"phase_loads[].{key}" for key in ("phase", "load_w", "limit_w", "percent_of_limit", "ok")
+}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from tests.werkbank.audience_fields_report import PHASED
 from tests.werkbank.audience_rig import nested, rows
 
 # The internal fields, by the rule's words (werkbank/audiences.py). Every set below is a full set of fields
@@ -400,7 +401,7 @@ SITE = {
     "created_at",
 }
 FEED = {"id", "name", "leg", "voltage_v", "current_a", "phases", "rated_w", "continuous_limit_w"}
-FEED_LOAD = FEED | {"load_w", "limit_w", "margin_w", "percent_of_limit", "percent_of_rated", "ok"}
+FEED_LOAD = FEED | {"load_w", "limit_w", "margin_w", "percent_of_limit", "percent_of_rated", "ok"} | PHASED
 RACK = {"id", "site", "site_name", "name", "height_u", "placement_count", "created_at"}
 RACK_POWER = {"rack", "rack_name", "site_name"} | nested(
     "feeds",
@@ -423,7 +424,7 @@ PLACEMENT = {
     "measured_wall_w",
     "power_override_reason",
     "placed_at",
-} | nested("feeds", {"id", "name"}, many=True)
+} | nested("feeds", {"id", "name", "phase", "phase_assumed"}, many=True)
 NETWORK = {
     "id",
     "server",
@@ -483,7 +484,6 @@ DEPLOY_STATE = (
     )
     | nested("network", {"management_ip", "bmc_ip", "bmc_mac", "bmc_credentials_set"})
 )
-
 
 USERNAME = "usernames: login names stay with PMs and the bench"
 

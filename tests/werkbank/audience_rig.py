@@ -102,6 +102,20 @@ def world(tenants: Tenants) -> World:
     return world
 
 
+def _prefix(w: World) -> Any:
+    """The management prefix of the site the customer's servers stand at (issue #28)."""
+    from deployment.services import prefix_create
+
+    return prefix_create(
+        site=w.deployment.site,
+        prefix="10.0.0.0/24",
+        role="management",
+        actor=w.t.pm,
+        vlan=10,
+        gateway="10.0.0.254",
+    )
+
+
 def _urls(w: World) -> dict[str, str]:
     b, d, order, po = w.builds, w.deployment, w.iso.order_a, w.iso.po_p
     lot = BatchLot.objects.get(lot_code="L-P")
@@ -193,6 +207,9 @@ def _urls(w: World) -> dict[str, str]:
         "placement-detail": f"/api/v1/placements/{d.placement.pk}/",
         "network-list": "/api/v1/networks/",
         "network-detail": f"/api/v1/networks/{d.network.pk}/",
+        "ip-prefix-list": "/api/v1/prefixes/",
+        "ip-prefix-detail": f"/api/v1/prefixes/{_prefix(w).pk}/",
+        "site-address-next-address": f"/api/v1/sites/{d.site.pk}/next-address/?role=management",
         "platform-listing-list": "/api/v1/platform-listings/",
         "platform-listing-detail": f"/api/v1/platform-listings/{d.listing.pk}/",
         "deployment-server-detail": f"/api/v1/deployment/servers/{d.ready.asset_tag}/",

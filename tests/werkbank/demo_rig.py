@@ -9,15 +9,17 @@ from typing import Any
 from django.utils import timezone
 
 from builds.models import BuildPhoto, Server
-from deployment.models import ServerNetwork
-from deployment.services import network_set
+from deployment.models import PlatformAlert, PlatformListing, ServerNetwork
+from deployment.services import network_set, platform_account_set
 from inventory.models import BatchLot
 from inventory.services import label_batch_request
 from warranty.choices import PACK_SERVER_STATUSES, RecordKind
 from warranty.models import WarrantyClaim, WarrantyRecord
 from warranty.services import claim_open
 from warranty.services.packs import pack_request
+from werkbank.choices import OrganizationKind
 from werkbank.errors import DomainError
+from werkbank.models import Organization
 
 
 def add_second_rows(pm: Any) -> None:
@@ -38,10 +40,19 @@ def add_second_rows(pm: Any) -> None:
             network_set(
                 server=server,
                 actor=pm,
-                management_ip=f"10.250.0.{index + 10}",
-                bmc_ip=f"10.250.1.{index + 10}",
+                # Inside the demo colocation's prefixes (deployment/demo_prefixes.py), where it stands.
+                management_ip=f"10.20.7.{index + 100}",
+                bmc_ip=f"10.99.7.{index + 100}",
                 bmc_mac=f"02:00:00:00:01:{index + 10:02x}",
             )
+    # The platform poll's tables (issue #28): two customers' accounts, and an alert on two listing rows (the
+    # demo never polls Vast.ai).
+    for customer in Organization.objects.filter(kind=OrganizationKind.CUSTOMER).order_by("pk")[:2]:
+        platform_account_set(
+            organization=customer, platform="vast_ai", api_key=f"list-test-{customer.pk}", actor=pm
+        )
+    for listing in PlatformListing.objects.exclude(platform="none").order_by("pk")[:2]:
+        PlatformAlert.objects.get_or_create(listing=listing, kind="offline")
     for lot in BatchLot.objects.order_by("pk")[:2]:
         label_batch_request(actor=pm, lot=lot)  # queued: the task runs on commit, which a test never reaches
     packed = Server.objects.filter(status__in=sorted(PACK_SERVER_STATUSES)).first()

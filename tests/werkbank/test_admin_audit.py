@@ -404,6 +404,19 @@ ADMIN_SAVES: dict[str, tuple[str | None, Any]] = {
         "tests/deployment/test_admin.py::test_listings_are_added_through_the_service_and_are_read_only",
         ("deployment.listing",),
     ),
+    "deployment.ipprefix": (
+        "tests/deployment/test_pages_prefixes.py::test_the_admin_writes_prefixes_through_the_services",
+        ("deployment.prefix_create", "deployment.prefix_update"),
+    ),
+    "deployment.platformaccount": (
+        "tests/deployment/test_vastai.py::test_the_admin_adds_an_account_through_the_service",
+        ("deployment.platform_account",),
+    ),
+    "deployment.platformalert": (None, "read only: alerts come from the platform poll"),
+    "deployment.platformearning": (
+        "tests/deployment/test_income_pages.py::test_a_pm_adds_a_month_in_the_admin_through_the_service_and_cannot_edit_it",
+        ("deployment.earning",),
+    ),
     "warranty.warrantyrecord": (None, "read only: records come from the handover and the claims' services"),
     "warranty.warrantyregistration": (None, "read only: registrations come from allocation"),
     "warranty.warrantyclaim": (

@@ -109,6 +109,10 @@ pytestmark = pytest.mark.django_db
 world = audience_world
 
 
+#: A site's IP prefix, and the next free address of a role (deployment/api/prefixes.py, issue #28).
+IP_PREFIX = {"id", "site", "site_name", "prefix", "role", "vlan", "gateway", "description", "created_at"}
+NEXT_ADDRESS = {"site", "role", "address", "prefix", "prefix_id", "vlan", "gateway", "detail"}
+
 TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     # core: each member sees its own organization in full
     "organization-list": _shared(ORGANIZATION, partner_lacks=set(), customer_lacks=set(), list_route=True),
@@ -236,6 +240,10 @@ TABLE: dict[str, Shape | SameAs | Checked | NotJson] = {
     ),
     "network-list": _shared(NETWORK, partner_lacks=set(), customer_lacks=set(), list_route=True),
     "network-detail": _shared(NETWORK, partner_lacks=set(), customer_lacks=set()),
+    # A prefix is seen with its site; the next free address is for PMs (a member who sees the site: 403).
+    "ip-prefix-list": _shared(IP_PREFIX, partner_lacks=set(), customer_lacks=set(), list_route=True),
+    "ip-prefix-detail": _shared(IP_PREFIX, partner_lacks=set(), customer_lacks=set()),
+    "site-address-next-address": Shape(pm=NEXT_ADDRESS, partner=403, customer=403),
     "platform-listing-list": _shared(
         LISTING, partner_lacks={"note"}, customer_lacks={"note", "recorded_by"}, list_route=True
     ),

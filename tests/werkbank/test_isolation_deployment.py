@@ -141,6 +141,47 @@ def rack_elevation_svg(w: World) -> None:
         _assert_404([w.t.user_b, w.t.user_q, w.t.outsider], "get", url)
 
 
+def _with_prefix(w: World) -> tuple[Any, Any]:
+    from deployment.services import prefix_create
+
+    d = _deployment(w)
+    return d, prefix_create(site=d.site, prefix="10.0.0.0/24", role="management", actor=w.t.pm)
+
+
+def ip_prefix_list(w: World) -> None:
+    d, prefix = _with_prefix(w)
+    for user in (w.t.user_a, w.t.user_p):  # their server stands at the prefix's site
+        assert prefix.pk in _ids(api_client(user).get("/api/v1/prefixes/")), user.username
+    for user in _deployment_strangers(w):
+        assert _ids(api_client(user).get("/api/v1/prefixes/")) == set(), user.username
+    assert api_client(w.t.user_q).get(f"/api/v1/prefixes/?site={d.site.pk}").status_code == 400
+
+
+def ip_prefix_detail(w: World) -> None:
+    _d, prefix = _with_prefix(w)
+    url = f"/api/v1/prefixes/{prefix.pk}/"
+    events = AuditEvent.objects.count()
+    assert api_client(w.t.user_a).get(url).status_code == 200
+    _assert_404(_deployment_strangers(w), "get", url)
+    _assert_404(_deployment_strangers(w), "patch", url, {"vlan": 7})
+    _assert_404(_deployment_strangers(w), "delete", url)
+    for user in (w.t.user_a, w.t.user_p):
+        assert api_client(user).patch(url, {"vlan": 7}, format="json").status_code == 403
+        assert api_client(user).delete(url).status_code == 403
+    assert AuditEvent.objects.count() == events
+    prefix.refresh_from_db()
+    assert prefix.vlan is None
+
+
+def site_next_address(w: World) -> None:
+    d, _prefix = _with_prefix(w)
+    url = f"/api/v1/sites/{d.site.pk}/next-address/?role=management"
+    assert api_client(w.t.pm).get(url).json()["address"] == "10.0.0.2"  # 10.0.0.1 is the ready server's
+    for user in (w.t.user_a, w.t.user_p):  # they see the site: told it is the PMs'
+        assert api_client(user).get(url).status_code == 403, user.username
+    _assert_404(_deployment_strangers(w), "get", url)
+
+
 DEPLOYMENT_CASES: dict[str, Callable[[World], None]] = {
     "site-list": _deployment_list("sites", "site"),
     "site-detail": _deployment_detail("sites", "site", {"operator": "Taken over"}),
@@ -158,6 +199,9 @@ DEPLOYMENT_CASES: dict[str, Callable[[World], None]] = {
     "deployment-server-detail": deployment_server_detail,
     "deployment-server-deploy": deployment_server_deploy,
     "rack-elevation-svg": rack_elevation_svg,
+    "ip-prefix-list": ip_prefix_list,
+    "ip-prefix-detail": ip_prefix_detail,
+    "site-address-next-address": site_next_address,
 }
 
 

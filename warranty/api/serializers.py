@@ -189,6 +189,22 @@ class ClaimDraftDecisionSerializer(serializers.Serializer):
     )
 
 
+class ShippedClaimSerializer(WarrantyClaimSerializer):
+    """The claim once its replacement went in, with what the PM must know about the swap (PMs only: the
+    action is theirs)."""
+
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="E.g. the server is listed on Vast.ai, which re-verifies a machine whose components "
+        "change.",
+    )
+
+    class Meta(WarrantyClaimSerializer.Meta):
+        fields = [*WarrantyClaimSerializer.Meta.fields, "warnings"]
+        read_only_fields = fields
+
+
 class ShipReplacementSerializer(serializers.Serializer):
     component = serializers.PrimaryKeyRelatedField(
         queryset=Component.objects.all(), help_text="The replacement: the same part, in stock."

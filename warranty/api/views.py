@@ -23,6 +23,7 @@ from rest_framework.response import Response
 from builds.api.views import ServerStateViewSet
 from builds.choices import ServerStatus
 from builds.models import Server
+from deployment.minimum_selectors import reverify_warnings
 from warranty.api.serializers import (
     ClaimAttachmentSerializer,
     ClaimAttachSerializer,
@@ -32,6 +33,7 @@ from warranty.api.serializers import (
     ClaimRejectSerializer,
     HandoverNoteSerializer,
     HandoverStateSerializer,
+    ShippedClaimSerializer,
     ShipReplacementSerializer,
     WarrantyClaimSerializer,
     WarrantyRecordSerializer,
@@ -212,17 +214,21 @@ class WarrantyClaimViewSet(
 
     @extend_schema(
         request=ShipReplacementSerializer,
-        responses={200: WarrantyClaimSerializer, 409: CONFLICT},
-        summary="approved → replacement_shipped: install the replacement, new record (PMs only).",
+        responses={200: ShippedClaimSerializer, 409: CONFLICT},
+        summary="approved → replacement_shipped: install the replacement, new record (PMs only); "
+        "`warnings` says when the server's platform will re-verify it (Vast.ai).",
     )
     @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated], url_path="ship-replacement")
     def ship_replacement(self, request: Request, pk: str | None = None) -> Response:
-        return self._decide(
+        response = self._decide(
             request,
             ShipReplacementSerializer,
             claim_ship_replacement,
             "Only project managers ship replacements.",
         )
+        claim = self.get_object()
+        response.data["warnings"] = reverify_warnings(server=claim.record.server)
+        return response
 
     @extend_schema(
         request=ClaimNoteSerializer,

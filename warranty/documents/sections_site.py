@@ -38,7 +38,8 @@ def _placement(data: PackData) -> list[Flowable]:
     ]
     rows = [
         (
-            load.feed.name,
+            # The phase(s) of the feed this server's PSU group draws from (issue #28).
+            f"{load.feed.name} ({load.phase_of(data.server.pk)})",
             load.feed.leg,
             f"{load.feed.voltage_v} V × {load.feed.current_a} A × {load.feed.phases}",
             _num(load.limit_w, 0, "W"),
@@ -76,7 +77,9 @@ def _network(data: PackData) -> list[Flowable]:
         (_("BMC MAC"), network.bmc_mac),
         (
             _("BMC credentials"),
-            _("handed over separately, never printed") if network.has_bmc_credentials else _("not recorded"),
+            _("never printed: the customer's members reveal them on the portal's server page")
+            if network.has_bmc_credentials
+            else _("not recorded"),
         ),
     ]
     return [*flowables, _pairs(facts)]

@@ -25,6 +25,7 @@ from builds.models import Installation
 from builds.services import server_swap_component
 from burnin.choices import ReportPurpose, RunResult
 from burnin.models import BurnInRun, Finding
+from deployment.minimum_selectors import reverify_warnings
 from inventory.choices import PartCategory
 from inventory.models import Component
 from warranty.choices import CLAIM_OPEN, CLAIM_TRANSITIONS, ClaimStatus, RecordKind
@@ -298,6 +299,16 @@ def claim_ship_replacement(
         after={"serial": new.serial, "end_date": new.end_date.isoformat(), "term_months": new.term_months},
         note=locked.number,
     )
+    # A listed machine whose components change is re-verified by its platform (Vast.ai deverifies it):
+    # the PM is told (API `warnings`, admin message: `reverify_warnings`), and the warning is kept here.
+    for warning in reverify_warnings(server=old.server):
+        audit(
+            actor=actor,
+            verb="warranty.reverify_warning",
+            obj=old.server,
+            after={"claim": locked.number, "serial": new.serial},
+            note=warning,
+        )
     return locked
 
 

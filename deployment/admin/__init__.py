@@ -4,6 +4,9 @@
 Every write goes through the services (`deployment.services`), so the rules (no overlap, circuit limits,
 unique addresses, append-only listings) and the audit rows are the same as through the API. BMC credentials
 are write-only here: the password input never renders a value, and lists say only "set" or "none".
+One module per concern beside this one (issue #28): `phases` (a placement's feed phases and their review),
+`accounts` (rental-platform accounts and the poll's alerts), `earnings` (months of platform earnings) and
+`prefixes` (a site's IP prefixes).
 """
 
 from __future__ import annotations
@@ -22,6 +25,18 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from builds.models import Server
+from deployment.admin import (  # each registers its admins: earnings months, platform accounts, IP prefixes
+    accounts,  # noqa: F401
+    earnings,  # noqa: F401
+    prefixes,  # noqa: F401
+)
+from deployment.admin.phases import (
+    PhaseReviewFilter,
+    PlacementFeedInline,
+    PlacementPhasesMixin,
+    feed_phases,
+    with_links,
+)
 from deployment.elevation import rack_elevation_svg
 from deployment.forms import PlacementForm
 from deployment.models import PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork, Site
@@ -40,6 +55,7 @@ from deployment.services import (
     site_update,
 )
 from deployment.services.network import normalize_mac
+from deployment.views import network_initial
 from werkbank.access import is_pm
 from werkbank.admin import PMAdmin, ReadOnlyInline, admin_link, audit_timeline, badge, day, shortened
 from werkbank.admin_io import ServiceImportMixin
@@ -280,16 +296,20 @@ class RackAdmin(ServiceImportMixin, ViewerAdmin):
 
 
 @admin.register(RackPlacement)
-class RackPlacementAdmin(PMAdmin):
+class RackPlacementAdmin(PlacementPhasesMixin, PMAdmin):
     form = PlacementForm
     list_display = ["server_link", "rack_link", "u_range", "feed_names", "wall_w", "status", "placed"]
-    list_filter = ["rack__site", "rack", "server__status"]
+    list_filter = ["rack__site", "rack", "server__status", PhaseReviewFilter]
     search_fields = ["server__hostname", "server__asset_tag", "rack__name"]
     list_select_related = ["server", "rack__site"]
-    actions = ["deploy"]
+    actions = ["deploy", "confirm_phases"]
+    inlines = [PlacementFeedInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return super().get_queryset(request).prefetch_related("feeds")
+        return with_links(super().get_queryset(request))
+
+    def get_inlines(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        return [] if obj is None else list(self.inlines)  # the add form names the phases in `phases`
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a placement is re-made, never edited: remove it and place again
@@ -302,7 +322,7 @@ class RackPlacementAdmin(PMAdmin):
             "rack",
             "u_range",
             "face",
-            "feed_names",
+            "phase_links",
             "measured_wall_w",
             "power_override_reason",
             "placed_by",
@@ -317,9 +337,9 @@ class RackPlacementAdmin(PMAdmin):
     def u_range(self, obj: RackPlacement) -> str:
         return f"U{obj.lowest_u}–U{obj.top_u}"
 
-    @admin.display(description="Feeds")
+    @admin.display(description="Feeds and phases")
     def feed_names(self, obj: RackPlacement) -> str:
-        return ", ".join(sorted(feed.name for feed in obj.feeds.all())) or "—"
+        return feed_phases(obj)
 
     @admin.display(description="Server status", ordering="server__status")
     def status(self, obj: RackPlacement) -> str:
@@ -356,6 +376,7 @@ class RackPlacementAdmin(PMAdmin):
             face=data["face"],
             measured_wall_w=data.get("measured_wall_w"),
             override_reason=data.get("power_override_reason") or "",
+            phases=data.get("phase_map") or {},
         )
         obj.pk, obj.height_u = placement.pk, placement.height_u  # the admin's log names it
 
@@ -432,6 +453,10 @@ class ServerNetworkAdmin(ServiceImportMixin, PMAdmin):
             )
         return form
 
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        # Opened for one server (?server=<id>): its site's next free management and BMC addresses.
+        return {**super().get_changeform_initial_data(request), **network_initial(request.GET)}
+
     @admin.display(description="Server", ordering="server__hostname")
     def server_link(self, obj: ServerNetwork) -> str:
         return admin_link(obj.server, obj.server.hostname)
@@ -458,9 +483,37 @@ class ServerNetworkAdmin(ServiceImportMixin, PMAdmin):
 # --- platform listings ---------------------------------------------------------------------------------
 
 
+class PlatformListingForm(forms.ModelForm):
+    """A new listing, with the PM's reason to list a server below the platform's host minimums anyway."""
+
+    minimums_override_reason = forms.CharField(
+        label="Host minimums override reason",
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Only where the server falls short of the platform's host minimums (Vast.ai: see the "
+        "server's deployment page): why it is listed anyway. Audited with the shortfalls.",
+    )
+
+    class Meta:
+        model = PlatformListing
+        fields = [
+            "server",
+            "platform",
+            "machine_id",
+            "verification",
+            "reliability",
+            "listed_on",
+            "verified_on",
+            "note",
+        ]
+
+
 @admin.register(PlatformListing)
 class PlatformListingAdmin(PMAdmin):
     """Append-only history: a change is a new row (through `listing_record`); rows are never edited."""
+
+    form = PlatformListingForm
 
     list_display = [
         "server_link",
@@ -501,7 +554,9 @@ class PlatformListingAdmin(PMAdmin):
         return [] if obj is None else [*self.fields, "recorded_by", "recorded_at"]
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return list(self.fields) if obj is None else [*self.fields, "recorded_by", "recorded_at"]
+        if obj is None:
+            return [*self.fields, "minimums_override_reason"]
+        return [*self.fields, "recorded_by", "recorded_at"]
 
     def save_model(self, request: HttpRequest, obj: PlatformListing, form: Any, change: bool) -> None:
         data = form.cleaned_data
@@ -515,5 +570,6 @@ class PlatformListingAdmin(PMAdmin):
             listed_on=data.get("listed_on"),
             verified_on=data.get("verified_on"),
             note=data.get("note") or "",
+            minimums_override_reason=data.get("minimums_override_reason") or "",
         )
         obj.pk = listing.pk
