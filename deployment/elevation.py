@@ -23,7 +23,8 @@ from django.utils.translation import ngettext
 
 from deployment.choices import RackFace
 from deployment.models import Rack
-from deployment.selectors import ElevationSlot, FeedLoad, elevation_slots, feed_loads, figure
+from deployment.phases import figure
+from deployment.selectors import ElevationSlot, FeedLoad, elevation_slots, feed_loads
 
 U_H = 20  # px per U
 NUMBERS_W = 30  # the U number columns, left and right

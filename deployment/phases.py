@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from django.conf import settings
 from django.utils import formats
@@ -75,6 +75,49 @@ def factor_text() -> str:
     return f"{_factor():g}".replace(".", formats.get_format("DECIMAL_SEPARATOR"))
 
 
+class Load(Protocol):
+    """A load against a continuous limit: one phase of a feed (`PhaseLoad`) or a whole feed
+    (`deployment.selectors.FeedLoad`)."""
+
+    @property
+    def feed(self) -> PowerFeed: ...
+    @property
+    def load_w(self) -> float: ...
+    @property
+    def limit_w(self) -> float: ...
+    @property
+    def rated_w(self) -> int: ...
+    @property
+    def margin_w(self) -> float: ...
+    @property
+    def percent_of_limit(self) -> float: ...
+
+
+def load_values(load: Load) -> dict[str, object]:
+    """What a load's sentence quotes, in the active language's figures: the feed, its volts and amps, the
+    load, the limit, the factor and the rating it comes from, the percent of the limit and how far over."""
+    return {
+        "feed": load.feed.name,
+        "volts": load.feed.voltage_v,
+        "amps": load.feed.current_a,
+        "load": figure(load.load_w),
+        "limit": figure(load.limit_w),
+        "factor": factor_text(),
+        "rated": figure(load.rated_w),
+        "percent": figure(load.percent_of_limit, 1),
+        "over": figure(-load.margin_w),
+    }
+
+
+def load_figures(load: Load) -> dict[str, float]:
+    """A load's figures for an audit row."""
+    return {
+        "load_w": round(load.load_w),
+        "limit_w": round(load.limit_w),
+        "percent_of_limit": round(load.percent_of_limit, 1),
+    }
+
+
 @dataclass
 class PhaseLoad:
     """One line conductor of a feed: the share of each server's wall power on it, against V × A × 0.8."""
@@ -111,18 +154,7 @@ class PhaseLoad:
         """The phase's load in words, in the active language: e.g. "Feed PDU-A phase L1 (230 V × 32 A) would
         carry 11,400 W against its continuous limit of 5,888 W (0.8 × 7,360 W): 193.6 % of the limit,
         5,512 W over."."""
-        values = {
-            "feed": self.feed.name,
-            "phase": self.line,
-            "volts": self.feed.voltage_v,
-            "amps": self.feed.current_a,
-            "load": figure(self.load_w),
-            "limit": figure(self.limit_w),
-            "factor": factor_text(),
-            "rated": figure(self.rated_w),
-            "percent": figure(self.percent_of_limit, 1),
-            "over": figure(-self.margin_w),
-        }
+        values = {**load_values(self), "phase": self.line}
         if self.ok:
             return (
                 gettext(
@@ -142,11 +174,7 @@ class PhaseLoad:
 
     def figures(self) -> dict[str, float]:
         """The phase's figures for an audit row."""
-        return {
-            "load_w": round(self.load_w),
-            "limit_w": round(self.limit_w),
-            "percent_of_limit": round(self.percent_of_limit, 1),
-        }
+        return load_figures(self)
 
 
 def split_loads(feed: PowerFeed, servers: list[ServerPower], links: Mapping[int, str]) -> list[PhaseLoad]:

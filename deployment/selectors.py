@@ -33,7 +33,14 @@ from builds.choices import ServerStatus, status_in_sentence
 from builds.models import Server
 from deployment.choices import DEPLOYED_OR_LATER
 from deployment.models import PlacementFeed, PlatformListing, PowerFeed, Rack, RackPlacement, ServerNetwork
-from deployment.phases import DEFAULT_PHASE, PhaseLoad, factor_text, figure, imbalance_percent, split_loads
+from deployment.phases import (
+    DEFAULT_PHASE,
+    PhaseLoad,
+    imbalance_percent,
+    load_figures,
+    load_values,
+    split_loads,
+)
 from inventory.choices import PartCategory
 from orders.models import ConfigurationLine
 from werkbank.models import AuditEvent
@@ -132,11 +139,7 @@ class FeedLoad:
 
     def figures(self) -> dict[str, object]:
         """The feed's figures for an audit row: in all, and per phase for a three-phase feed."""
-        figures: dict[str, object] = {
-            "load_w": round(self.load_w),
-            "limit_w": round(self.limit_w),
-            "percent_of_limit": round(self.percent_of_limit, 1),
-        }
+        figures: dict[str, object] = {**load_figures(self)}
         if self.feed.phases > 1:
             figures["phases"] = {load.line: load.figures() for load in self.phase_loads}
             imbalance = self.imbalance_percent
@@ -149,18 +152,7 @@ class FeedLoad:
         return self._pool_sentence() if self.ok else " ".join(self.refusals())
 
     def _pool_sentence(self) -> str:
-        values = {
-            "feed": self.feed.name,
-            "volts": self.feed.voltage_v,
-            "amps": self.feed.current_a,
-            "phases": self.feed.phases,
-            "load": figure(self.load_w),
-            "limit": figure(self.limit_w),
-            "factor": factor_text(),
-            "rated": figure(self.rated_w),
-            "percent": figure(self.percent_of_limit, 1),
-            "over": figure(-self.margin_w),
-        }
+        values = {**load_values(self), "phases": self.feed.phases}
         if self.pool_ok:
             return (
                 gettext(
